@@ -1,0 +1,250 @@
+// Command-line parsing and validation of spec section 2.
+#include "options.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string_view>
+
+#include "kernels.h"
+
+namespace taskbench {
+namespace {
+
+// C atol semantics (spec 2.1): optional sign, leading digits, rest ignored.
+int64_t parse_integer(const char* text) {
+  while (std::isspace(static_cast<unsigned char>(*text))) ++text;
+  bool negative = false;
+  if (*text == '+' || *text == '-') negative = (*text++ == '-');
+  int64_t value = 0;
+  while (std::isdigit(static_cast<unsigned char>(*text))) value = value * 10 + (*text++ - '0');
+  return negative ? -value : value;
+}
+
+double parse_real(const char* text) { return std::strtod(text, nullptr); }
+
+std::string format_real(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%f", value);
+  return buffer;
+}
+
+[[noreturn]] void invalid(std::string_view flag, const std::string& value, std::string_view rule) {
+  std::string message = "Invalid flag \"";
+  message.append(flag).append(" ").append(value).append("\"");
+  if (!rule.empty()) message.append(" ").append(rule);
+  throw UsageError(message);
+}
+
+[[noreturn]] void graph_error(const TaskGraph& g, const std::string& what) {
+  throw UsageError("Graph type \"" + std::string(to_string(g.dependence)) + "\" " + what);
+}
+
+bool is_memory_kernel(KernelType k) {
+  return k == KernelType::memory_bound || k == KernelType::memory_daxpy;
+}
+
+// Defaults filled in when a graph is closed (spec 2.3).
+void close_graph(TaskGraph& g, bool period_given) {
+  if (!period_given) {
+    const bool periodic = g.dependence == DependenceType::spread ||
+                          g.dependence == DependenceType::random_nearest;
+    g.period = periodic ? 3 : 0;
+  }
+  if (g.fields == 0) g.fields = g.timesteps;
+}
+
+// Spec 2.4 in order, then the configurations that crash the reference.
+void validate_graph(const TaskGraph& g) {
+  const bool periodic =
+      g.dependence == DependenceType::spread || g.dependence == DependenceType::random_nearest;
+  if (periodic && g.period == 0) graph_error(g, "requires a non-zero period (specify with -period)");
+  if (!periodic && g.period != 0) graph_error(g, "does not support user-configurable period");
+  if (periodic && g.radix == 0)
+    graph_error(g, "requires a radix greater than 0 (the reference divides by it)");
+  if (g.dependence == DependenceType::spread) {
+    const int64_t max_period = (g.max_width + g.radix - 1) / g.radix;
+    if (g.period > max_period)
+      graph_error(g, "requires a period that is at most " + std::to_string(max_period));
+    if (g.radix > g.max_width)
+      graph_error(g, "requires a radix that is at most the width (" +
+                         std::to_string(g.max_width) + "), or points would repeat");
+  }
+  if (g.dependence == DependenceType::random_spread)
+    graph_error(g, "is not supported: it defines no dependence sets (the reference crashes on it)");
+  if (g.dependence == DependenceType::fft && g.max_width < 2)
+    graph_error(g, "requires a width of at least 2");
+  if (g.dependence == DependenceType::stencil_1d_periodic && g.max_width < 3)
+    graph_error(g, "requires a width of at least 3, or its wrap-around neighbour repeats a point");
+
+  const std::string kernel(to_string(g.kernel.type));
+  if (g.scratch_bytes % 8 != 0)
+    throw UsageError("Invalid flag \"-scratch " + std::to_string(g.scratch_bytes) +
+                     "\" must be a multiple of 8 (the scratch marker is a 64-bit word)");
+  if (is_memory_kernel(g.kernel.type) || g.kernel.type == KernelType::compute_dgemm) {
+    if (g.scratch_bytes == 0)
+      throw UsageError("Kernel \"" + kernel + "\" requires scratch memory (specify with -scratch)");
+  }
+  if (is_memory_kernel(g.kernel.type) && g.kernel.samples == 0)
+    throw UsageError("Kernel \"" + kernel + "\" requires a non-zero -sample");
+  // Slices under 16 bytes would let the copy overwrite the scratch marker
+  // (and give memory_daxpy empty vectors).
+  if (is_memory_kernel(g.kernel.type) && g.scratch_bytes / g.kernel.samples < 16)
+    throw UsageError("Kernel \"" + kernel + "\" requires slices of at least 16 bytes (-scratch " +
+                     std::to_string(g.scratch_bytes) + " / -sample " +
+                     std::to_string(g.kernel.samples) + ")");
+  if (g.kernel.type == KernelType::compute_dgemm && g.scratch_bytes < 24)
+    throw UsageError("Kernel \"compute_dgemm\" requires -scratch of at least 24 bytes");
+}
+
+}  // namespace
+
+BenchConfig parse_options(int argc, const char* const* argv) {
+  BenchConfig config;
+  TaskGraph graph;
+  bool period_given = false;
+
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) throw UsageError("Flag \"" + std::string(flag) + "\" requires an argument");
+      return argv[++i];
+    };
+    auto integer = [&]() { return parse_integer(value()); };
+    auto real = [&]() { return parse_real(value()); };
+
+    if (flag == "-h") {
+      config.help = true;
+      return config;
+    } else if (flag == "-nodes") {
+      config.nodes = integer();
+      if (config.nodes <= 0) invalid(flag, std::to_string(config.nodes), "must be > 0");
+    } else if (flag == "-v") {
+      config.verbosity += 1;
+    } else if (flag == "-vv") {
+      config.verbosity += 2;
+    } else if (flag == "-skip-graph-validation") {
+      config.skip_graph_validation = true;
+    } else if (flag == "-json") {
+      config.json_path = value();
+    } else if (flag == "-broadcast") {
+      config.broadcast_bytes = integer();
+      if (config.broadcast_bytes < 0)
+        invalid(flag, std::to_string(config.broadcast_bytes), "must be >= 0");
+    } else if (flag == "-worker") {
+      config.workers = integer();
+      if (config.workers <= 0) invalid(flag, std::to_string(config.workers), "must be > 0");
+    } else if (flag == "-steps") {
+      graph.timesteps = integer();
+      if (graph.timesteps <= 0) invalid(flag, std::to_string(graph.timesteps), "must be > 0");
+    } else if (flag == "-width") {
+      graph.max_width = integer();
+      if (graph.max_width <= 0) invalid(flag, std::to_string(graph.max_width), "must be > 0");
+    } else if (flag == "-type") {
+      const char* name = value();
+      if (!parse_dependence_type(name, graph.dependence)) invalid(flag, name, "");
+    } else if (flag == "-radix") {
+      graph.radix = integer();
+      if (graph.radix < 0) invalid(flag, std::to_string(graph.radix), "must be >= 0");
+    } else if (flag == "-period") {
+      graph.period = integer();
+      period_given = true;
+      if (graph.period < 0) invalid(flag, std::to_string(graph.period), "must be >= 0");
+    } else if (flag == "-fraction") {
+      graph.fraction = real();
+      if (!(graph.fraction >= 0 && graph.fraction <= 1))
+        invalid(flag, format_real(graph.fraction), "must be >= 0 and <= 1");
+    } else if (flag == "-kernel") {
+      const char* name = value();
+      if (!parse_kernel_type(name, graph.kernel.type)) invalid(flag, name, "");
+    } else if (flag == "-iter") {
+      graph.kernel.iterations = integer();
+      if (graph.kernel.iterations < 0)
+        invalid(flag, std::to_string(graph.kernel.iterations), "must be >= 0");
+    } else if (flag == "-output") {
+      graph.output_bytes = integer();
+      if (graph.output_bytes < 16) invalid(flag, std::to_string(graph.output_bytes), "must be >= 16");
+    } else if (flag == "-scratch") {
+      graph.scratch_bytes = integer();
+      if (graph.scratch_bytes < 0) invalid(flag, std::to_string(graph.scratch_bytes), "must be >= 0");
+    } else if (flag == "-sample") {
+      graph.kernel.samples = integer();
+      if (graph.kernel.samples < 0)
+        invalid(flag, std::to_string(graph.kernel.samples), "must be >= 0");
+    } else if (flag == "-imbalance") {
+      graph.kernel.imbalance = real();
+      if (!(graph.kernel.imbalance >= 0 && graph.kernel.imbalance <= 2))
+        invalid(flag, format_real(graph.kernel.imbalance), "must be >= 0 and <= 2");
+    } else if (flag == "-field") {
+      graph.fields = integer();
+      // The reference's message says "> 1" although 1 is accepted (spec 2.2).
+      if (graph.fields < 1) invalid(flag, std::to_string(graph.fields), "must be > 1");
+    } else if (flag == "-and") {
+      close_graph(graph, period_given);
+      config.graphs.push_back(graph);
+      graph = TaskGraph{};
+      graph.graph_index = static_cast<int64_t>(config.graphs.size());
+      period_given = false;
+    }
+    // Anything else is deliberately ignored (spec 2.1): systems read their own flags.
+  }
+  close_graph(graph, period_given);
+  config.graphs.push_back(graph);
+  for (const TaskGraph& g : config.graphs) validate_graph(g);
+  return config;
+}
+
+void check_kernel_support(const BenchConfig& config) {
+  if (blas_available()) return;
+  for (const TaskGraph& g : config.graphs) {
+    if (g.kernel.type == KernelType::compute_dgemm || g.kernel.type == KernelType::memory_daxpy)
+      throw UsageError("Kernel \"" + std::string(to_string(g.kernel.type)) +
+                       "\" needs BLAS, and this build has none (No BLAS is detected)");
+  }
+}
+
+bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, int& exit_status,
+                        bool print) {
+  try {
+    config = parse_options(argc, argv);
+    if (config.help) {
+      if (print) std::cout << usage_text(argc > 0 ? argv[0] : "taskbench") << std::flush;
+      exit_status = 0;
+      return false;
+    }
+    check_kernel_support(config);
+    return true;
+  } catch (const UsageError& error) {
+    if (print) std::cerr << "error: " << error.what() << std::endl;
+    exit_status = 2;
+    return false;
+  }
+}
+
+std::string usage_text(const std::string& program) {
+  return "Usage: " + program + R"( [options] [-and [options]]...
+
+Global options:
+  -h                       print this help and exit
+  -nodes N                 nodes assumed for the local/nonlocal estimate (> 0)
+  -v, -vv                  print each timestep's dependencies (-vv: also reverse)
+  -skip-graph-validation   accepted for compatibility (no effect)
+  -json FILE               also write the report as JSON to FILE
+  -broadcast BYTES         one extra buffer read and verified by every task
+  -worker N                worker threads per process (omp, mpi_omp)
+
+Graph options (each -and starts a new graph from the defaults):
+  -steps T (4)  -width W (4)  -type NAME (trivial)  -radix R (3)
+  -period P (3 for spread/random_nearest, else 0)  -fraction F (0.25)
+  -kernel NAME (empty)  -iter N (0)  -output B (16)  -scratch B (0)
+  -sample S (16)  -imbalance X (0)  -field K (T)
+
+Types: trivial no_comm stencil_1d stencil_1d_periodic dom tree fft all_to_all
+       nearest spread random_nearest
+Kernels: empty busy_wait memory_bound compute_dgemm memory_daxpy compute_bound
+         compute_bound2 io_bound load_imbalance
+)";
+}
+
+}  // namespace taskbench

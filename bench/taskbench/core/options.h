@@ -1,0 +1,51 @@
+// Command line of Task Bench (spec section 2) plus TaskGrid's additions
+// (-json FILE, -broadcast BYTES, -worker N). Unknown arguments are ignored,
+// as the spec requires, so each system may read its own flags from argv.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "task_graph.h"
+
+namespace taskbench {
+
+// A bad flag or an unsupported configuration. what() is the message without
+// the "error: " prefix, e.g. `Invalid flag "-steps 0" must be > 0`.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct BenchConfig {
+  std::vector<TaskGraph> graphs;
+  int64_t nodes = 0;  // -nodes, 0 = no estimate
+  int verbosity = 0;  // -v adds 1, -vv adds 2
+  bool skip_graph_validation = false;
+  bool help = false;            // -h was given: print usage, exit 0
+  std::string json_path;        // -json FILE ("" = none)
+  int64_t broadcast_bytes = 0;  // -broadcast BYTES (0 = no broadcast buffer)
+  int64_t workers = 0;          // -worker N (0 = system default)
+};
+
+// Parses argv (argv[0] is the program name) and validates every graph
+// (spec 2.4 and the crash cases of 2.4's table). Throws UsageError.
+BenchConfig parse_options(int argc, const char* const* argv);
+
+// The common start of every system: parses argv and checks kernel support.
+// On a usage error prints "error: <message>" to stderr (when `print`), on -h
+// prints the usage to stdout (when `print`); then returns false and sets
+// `exit_status` (2 for errors, 0 for -h). MPI systems pass print = rank 0.
+bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, int& exit_status,
+                        bool print = true);
+
+// Usage summary printed for -h.
+std::string usage_text(const std::string& program);
+
+// Rejections that depend on how the system was built (no BLAS for
+// compute_dgemm / memory_daxpy). Throws UsageError.
+void check_kernel_support(const BenchConfig& config);
+
+}  // namespace taskbench
