@@ -1,0 +1,210 @@
+// TaskGrid public C++ API.
+//
+// A program written as tasks with data dependencies, OpenMP-style:
+//
+//   void scale(taskgrid::TaskContext& ctx) {
+//     auto factor = ctx.arg<double>();
+//     double* v = ctx.data_as<double>(0);
+//     for (size_t i = 0; i < ctx.size(0) / sizeof(double); ++i) v[i] *= factor;
+//   }
+//   TASKGRID_REGISTER(scale);
+//
+//   int main(int argc, char** argv) {
+//     taskgrid::start(&argc, &argv);           // cluster mode: ranks > 0 serve here
+//     std::vector<double> v(1000, 1.0);
+//     auto h = taskgrid::enter_data(v.data(), v.size() * sizeof(double));  // map(to:)
+//     taskgrid::submit(scale, {taskgrid::inout(h)}, {}, 2.0);               // depend(inout:)
+//     taskgrid::exit_data(h);                                               // map(from:)
+//     return taskgrid::finish();
+//   }
+//
+// The same binary runs on every rank (mpiexec -n N ./program). Started without
+// mpiexec it is one rank that runs its tasks on local threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace taskgrid {
+
+// Every API misuse and every runtime failure the caller can handle.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// ---------------------------------------------------------------- data ----
+
+// A registered buffer. Thin and copyable; id 0 is "no handle".
+struct DataHandle {
+  uint64_t id = 0;
+  explicit operator bool() const { return id != 0; }
+  friend bool operator==(DataHandle, DataHandle) = default;
+};
+
+enum class AccessMode : uint8_t { in = 1, out = 2, inout = 3 };
+
+struct DataAccess {
+  DataHandle handle;
+  AccessMode mode;
+};
+inline DataAccess in(DataHandle h) { return {h, AccessMode::in}; }
+inline DataAccess out(DataHandle h) { return {h, AccessMode::out}; }
+inline DataAccess inout(DataHandle h) { return {h, AccessMode::inout}; }
+
+// ---------------------------------------------------------------- tasks ---
+
+// What a running task sees: its by-value arguments and one buffer per access,
+// in the order the accesses were given at submission.
+class TaskContext {
+ public:
+  size_t num_data() const { return num_data_; }
+  void* data(size_t index) const;
+  size_t size(size_t index) const;
+  template <typename T>
+  T* data_as(size_t index) const {
+    return static_cast<T*>(data(index));
+  }
+
+  const void* args() const { return args_; }
+  size_t args_size() const { return args_size_; }
+  // The by-value arguments packed at submission (see submit()).
+  template <typename T>
+  T arg(size_t offset = 0) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if (offset + sizeof(T) > args_size_) throw Error("TaskContext::arg: reads past the arguments");
+    T value;
+    std::memcpy(&value, static_cast<const char*>(args_) + offset, sizeof(T));
+    return value;
+  }
+
+  int rank() const { return rank_; }
+  uint64_t task_id() const { return task_id_; }
+
+  // Internal: filled in by the engine.
+  struct Buffer {
+    void* data;
+    size_t size;
+  };
+  TaskContext(const Buffer* buffers, size_t num_data, const void* args, size_t args_size,
+              int rank, uint64_t task_id)
+      : buffers_(buffers),
+        num_data_(num_data),
+        args_(args),
+        args_size_(args_size),
+        rank_(rank),
+        task_id_(task_id) {}
+
+ private:
+  const Buffer* buffers_;
+  size_t num_data_;
+  const void* args_;
+  size_t args_size_;
+  int rank_;
+  uint64_t task_id_;
+};
+
+using TaskFunction = void (*)(TaskContext&);
+
+// A task function's identity: the same on every rank because it is derived
+// from the registered name, not from an address or a registration order.
+struct FunctionId {
+  uint32_t value = 0;
+  friend bool operator==(FunctionId, FunctionId) = default;
+};
+
+// Registers `fn` under `name` (unique; a second name with the same hash, or
+// the same name for another function, throws). Call before start() or at
+// static initialisation (TASKGRID_REGISTER), identically on every rank.
+FunctionId register_function(const char* name, TaskFunction fn);
+// The id of a registered function (throws Error when not registered).
+FunctionId function_id(TaskFunction fn);
+
+#define TASKGRID_REGISTER(fn)                                                        \
+  [[maybe_unused]] static const ::taskgrid::FunctionId taskgrid_registered_##fn = \
+      ::taskgrid::register_function(#fn, fn)
+
+struct TaskOptions {
+  int rank = -1;             // placement hint: run on this rank (-1: the scheduler decides)
+  double cost = 0.0;         // cost hint in seconds (0: use measured durations)
+  const char* name = nullptr;  // for traces and error messages (default: the function's name)
+};
+
+// ------------------------------------------------------------- lifecycle --
+
+// Initialises MPI (or adopts an MPI the program already initialised) and
+// starts this rank's engine. In cluster mode (the default, TASKGRID_MODE=cluster)
+// rank 0 returns and runs the program; the other ranks serve the head until it
+// calls finish(), then finalise and exit the process with the job's status.
+void start(int* argc, char*** argv);
+// Waits for all tasks, stops every rank's engine, finalises MPI if start()
+// initialised it. Returns 0 (the program's exit status on success).
+int finish();
+
+int rank();
+int num_ranks();
+bool is_running();
+
+// ------------------------------------------------------------------ data --
+
+// `target enter data map(to:)`: copies `bytes` from `host` into the runtime
+// and returns a handle. The host buffer stays registered for exit_data/fetch.
+DataHandle enter_data(void* host, size_t bytes);
+// `target update from`: waits for the tasks that write `h` and copies its
+// latest version into the host buffer given at enter_data.
+void fetch(DataHandle h);
+// `target exit data map(from:)`: fetch(h) then release(h).
+void exit_data(DataHandle h);
+// Forgets `h` once the tasks already submitted on it are done; its versions
+// are reclaimed on every rank.
+void release(DataHandle h);
+
+// ----------------------------------------------------------------- tasks --
+
+// Submits a task: `fn` with these data accesses (depend clauses) and these
+// arguments copied by value (firstprivate; trivially copyable, packed in
+// order without padding; read them with TaskContext::arg<T>(offset)).
+void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
+                   const TaskOptions& options, const void* args, size_t args_size);
+// Same, with an array of accesses.
+void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesses,
+                   const TaskOptions& options, const void* args, size_t args_size);
+
+namespace detail {
+template <typename... Args>
+constexpr size_t packed_size() {
+  return (size_t{0} + ... + sizeof(Args));
+}
+template <typename... Args>
+void pack(char* out, const Args&... args) {
+  static_assert((std::is_trivially_copyable_v<Args> && ...),
+                "task arguments are copied by value: they must be trivially copyable");
+  size_t offset = 0;
+  ((std::memcpy(out + offset, &args, sizeof(Args)), offset += sizeof(Args)), ...);
+}
+}  // namespace detail
+
+template <typename... Args>
+void submit(FunctionId fn, std::initializer_list<DataAccess> accesses, const TaskOptions& options,
+            const Args&... args) {
+  char packed[detail::packed_size<Args...>() + 1];
+  detail::pack(packed, args...);
+  submit_packed(fn, accesses, options, packed, detail::packed_size<Args...>());
+}
+template <typename... Args>
+void submit(TaskFunction fn, std::initializer_list<DataAccess> accesses,
+            const TaskOptions& options, const Args&... args) {
+  submit(function_id(fn), accesses, options, args...);
+}
+
+// Waits until every submitted task has completed.
+void wait_all();
+// Waits until every submitted task that accesses `h` has completed.
+void wait(DataHandle h);
+
+}  // namespace taskgrid

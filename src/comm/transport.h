@@ -1,0 +1,39 @@
+// The seam between the engine and the network. MPI is the production
+// backend; a simulator backend (SimGrid S4U) can implement the same calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace taskgrid::comm {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Largest tag usable for data transfers.
+  virtual int max_tag() const = 0;
+
+  // Control batches: sent asynchronously (the transport keeps the buffer
+  // until the send completes); received whole, any size, any source.
+  virtual void send_control(int dest, std::vector<char>&& batch) = 0;
+  virtual bool receive_control(int& source, std::vector<char>& batch) = 0;
+
+  // Data transfers of any size (split into chunks underneath). `cookie` is
+  // returned by poll() when the transfer completes.
+  virtual void send_data(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) = 0;
+  virtual void receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) = 0;
+
+  // Completes what it can without blocking; appends finished data cookies.
+  // Returns true when anything completed (control sends included).
+  virtual bool poll(std::vector<uint64_t>& finished) = 0;
+  // Requests still in flight (control sends included).
+  virtual size_t pending() const = 0;
+
+  // Ends the whole job at once (after a fatal error on this rank).
+  [[noreturn]] virtual void abort_job(int status) = 0;
+};
+
+}  // namespace taskgrid::comm

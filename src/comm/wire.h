@@ -1,0 +1,143 @@
+// The control protocol between planners and engines: commands travel in
+// batches (one MPI message holds many), each framed by a tiny header. Plain
+// structs copied byte-wise: every rank runs the same binary.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace taskgrid::wire {
+
+enum class Kind : uint8_t {
+  task = 1,       // planner -> engine: run a task (Task + accesses + args)
+  send = 2,       // planner -> engine: send a version to a rank when it exists
+  retire = 3,     // planner -> engine: no more uses of a version will be issued
+  create = 4,     // local only: a version whose buffer the planner filled (enter_data)
+  fetch = 5,      // local only (head): receive/copy a version into host memory
+  shutdown = 6,   // planner -> engine: stop after the commands before it
+  completed = 7,  // engine -> head: tasks finished (one record per task)
+};
+
+struct Header {
+  Kind kind;
+  uint8_t reserved[3];
+  uint32_t bytes;  // payload bytes after this header
+};
+
+// Where an input comes from: this rank's store (already there, being
+// produced or being received), or a transfer from `source` with `tag`.
+struct Access {
+  uint64_t in_version;   // 0 when the access does not read
+  uint64_t out_version;  // 0 when the access does not write
+  uint64_t bytes;
+  int32_t source;  // rank the input arrives from; -1: local store
+  int32_t tag;     // transfer tag when source >= 0
+  uint8_t mode;    // taskgrid::AccessMode
+  uint8_t reserved[7];
+};
+
+struct Task {
+  uint64_t task_id;
+  uint32_t function;
+  uint32_t num_accesses;
+  uint32_t args_bytes;
+  uint32_t reserved;
+};
+
+struct Send {
+  uint64_t version;
+  int32_t dest;
+  int32_t tag;
+};
+
+struct Retire {
+  uint64_t version;
+};
+
+struct Create {
+  uint64_t version;
+  uint64_t bytes;
+  char* buffer;  // ownership passes to the engine (allocated by BufferPool)
+};
+
+struct Fetch {
+  uint64_t version;
+  int32_t source;  // -1: copy from the local store
+  int32_t tag;
+  void* host;
+  uint64_t bytes;
+};
+
+struct Completed {
+  uint64_t task_id;
+  uint64_t duration_ns;
+};
+
+// Appends framed commands to a batch.
+class BatchWriter {
+ public:
+  bool empty() const { return bytes_.empty(); }
+  size_t size() const { return bytes_.size(); }
+  std::vector<char>& bytes() { return bytes_; }
+  void clear() { bytes_.clear(); }
+
+  template <typename T>
+  void add(Kind kind, const T& body, const void* extra = nullptr, size_t extra_bytes = 0) {
+    const Header header{kind, {}, static_cast<uint32_t>(sizeof(T) + extra_bytes)};
+    append(&header, sizeof header);
+    append(&body, sizeof body);
+    if (extra_bytes) append(extra, extra_bytes);
+  }
+  // A task: header, Task, accesses, args.
+  void add_task(const Task& task, const Access* accesses, const void* args) {
+    const size_t access_bytes = task.num_accesses * sizeof(Access);
+    const Header header{Kind::task, {},
+                        static_cast<uint32_t>(sizeof task + access_bytes + task.args_bytes)};
+    append(&header, sizeof header);
+    append(&task, sizeof task);
+    append(accesses, access_bytes);
+    append(args, task.args_bytes);
+  }
+
+ private:
+  void append(const void* data, size_t n) {
+    const size_t at = bytes_.size();
+    bytes_.resize(at + n);
+    if (n) std::memcpy(bytes_.data() + at, data, n);
+  }
+  std::vector<char> bytes_;
+};
+
+// Walks the commands of a batch. Payload pointers stay valid while the batch
+// buffer lives; bodies are copied out (the buffer is not aligned for them).
+class BatchReader {
+ public:
+  BatchReader(const char* data, size_t bytes) : at_(data), end_(data + bytes) {}
+  bool next(Header& header, const char*& payload) {
+    if (at_ == end_) return false;
+    if (static_cast<size_t>(end_ - at_) < sizeof header)
+      throw std::runtime_error("taskgrid: truncated command batch");
+    std::memcpy(&header, at_, sizeof header);
+    payload = at_ + sizeof header;
+    if (static_cast<size_t>(end_ - payload) < header.bytes)
+      throw std::runtime_error("taskgrid: truncated command in batch");
+    at_ = payload + header.bytes;
+    return true;
+  }
+
+ private:
+  const char* at_;
+  const char* end_;
+};
+
+template <typename T>
+T read(const char* payload) {
+  T value;
+  std::memcpy(&value, payload, sizeof value);
+  return value;
+}
+
+}  // namespace taskgrid::wire

@@ -1,0 +1,31 @@
+// Data buffers recycled by exact size: Task Bench and most stencils write
+// same-sized versions over and over, so steady state allocates nothing.
+// Owned by one thread (the engine's).
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <unordered_map>
+#include <vector>
+
+namespace taskgrid::data {
+
+// 64-byte aligned, never null (even for 0 bytes); free with release_buffer.
+char* allocate_buffer(size_t bytes);
+void release_buffer(char* buffer);
+
+class BufferPool {
+ public:
+  ~BufferPool();
+  char* get(size_t bytes);
+  void put(char* buffer, size_t bytes);
+  size_t cached_bytes() const { return cached_bytes_; }
+
+ private:
+  // Keep at most this much idle memory; beyond it buffers go back to the OS.
+  static constexpr size_t kMaxCachedBytes = size_t{256} << 20;
+  std::unordered_map<size_t, std::vector<char*>> free_by_size_;
+  size_t cached_bytes_ = 0;
+};
+
+}  // namespace taskgrid::data

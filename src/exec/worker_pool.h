@@ -1,0 +1,97 @@
+// CPU worker threads. The engine hands them ready tasks and gets them back
+// finished; it never blocks on them. With TASKGRID_THREADS=1 there are no
+// workers: the engine thread runs tasks itself between polls.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace taskgrid::exec {
+
+template <typename Task>
+class WorkerPool {
+ public:
+  using Runner = std::function<void(Task*)>;
+  using OnFinished = std::function<void()>;  // wakes the engine
+
+  WorkerPool(int threads, Runner run, OnFinished on_finished)
+      : run_(std::move(run)), on_finished_(std::move(on_finished)) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~WorkerPool() { stop(); }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  int size() const { return static_cast<int>(threads_.size()); }
+
+  void push(Task* task) {
+    {
+      std::lock_guard lock(mutex_);
+      ready_.push_back(task);
+    }
+    ready_signal_.notify_one();
+  }
+  // Takes a ready task for a thread that is not a worker (the engine thread
+  // helps when it is idle); nullptr when none.
+  Task* try_pop() {
+    std::lock_guard lock(mutex_);
+    if (ready_.empty()) return nullptr;
+    Task* task = ready_.front();
+    ready_.pop_front();
+    return task;
+  }
+  // Moves the finished tasks into `out` (engine thread).
+  void take_finished(std::vector<Task*>& out) {
+    std::lock_guard lock(mutex_);
+    out.insert(out.end(), finished_.begin(), finished_.end());
+    finished_.clear();
+  }
+  void finished(Task* task) {
+    {
+      std::lock_guard lock(mutex_);
+      finished_.push_back(task);
+    }
+    on_finished_();
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    ready_signal_.notify_all();
+    for (auto& thread : threads_)
+      if (thread.joinable()) thread.join();
+    threads_.clear();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      Task* task = nullptr;
+      {
+        std::unique_lock lock(mutex_);
+        ready_signal_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
+        if (ready_.empty()) return;
+        task = ready_.front();
+        ready_.pop_front();
+      }
+      run_(task);
+      finished(task);
+    }
+  }
+
+  Runner run_;
+  OnFinished on_finished_;
+  std::mutex mutex_;
+  std::condition_variable ready_signal_;
+  std::deque<Task*> ready_;
+  std::vector<Task*> finished_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace taskgrid::exec

@@ -1,0 +1,224 @@
+// The public API (include/taskgrid/taskgrid.hpp): process-wide runtime state,
+// start-up (MPI, options, calibration, engine) and shutdown.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "comm/mpi_transport.h"
+#include "runtime/cluster_planner.h"
+#include "runtime/engine.h"
+#include "runtime/options.h"
+#include "trace/trace.h"
+
+namespace taskgrid {
+
+void* TaskContext::data(size_t index) const {
+  if (index >= num_data_)
+    throw Error("TaskContext::data(" + std::to_string(index) + "): the task has " +
+                std::to_string(num_data_) + " data accesses");
+  return buffers_[index].data;
+}
+
+size_t TaskContext::size(size_t index) const {
+  if (index >= num_data_)
+    throw Error("TaskContext::size(" + std::to_string(index) + "): the task has " +
+                std::to_string(num_data_) + " data accesses");
+  return buffers_[index].size;
+}
+
+namespace {
+
+struct Runtime {
+  runtime::RuntimeOptions options;
+  bool initialized_mpi = false;
+  std::unique_ptr<comm::MpiTransport> transport;
+  std::unique_ptr<runtime::Engine> engine;
+  std::unique_ptr<runtime::ClusterPlanner> planner;
+  std::thread engine_thread;
+};
+
+Runtime* state = nullptr;
+bool finished = false;
+
+Runtime& running() {
+  if (!state) throw Error("taskgrid: call taskgrid::start() first");
+  return *state;
+}
+
+runtime::ClusterPlanner& planner() {
+  Runtime& rt = running();
+  if (!rt.planner) throw Error("taskgrid: this rank serves the head; only rank 0 submits work");
+  return *rt.planner;
+}
+
+// A rank that leaves before finish() would leave the others waiting forever.
+void exit_guard() {
+  if (!state || finished) return;
+  runtime::fail_job(state->transport ? state->transport->rank() : -1,
+                    "the process is exiting before taskgrid::finish() (exit() called, or main "
+                    "returned without finish())");
+}
+
+// Ping-pong between ranks 0 and 1 for the cost model: latency from small
+// messages, bandwidth from 1 MiB ones. Other ranks take no part.
+void calibrate(MPI_Comm comm, int rank, runtime::PlannerConfig& config) {
+  if (rank > 1) return;
+  const int peer = 1 - rank;
+  constexpr int kTag = 7;
+  constexpr int kSmallRounds = 20, kLargeRounds = 4;
+  constexpr size_t kLarge = size_t{1} << 20;
+  std::vector<char> buffer(kLarge);
+  auto rounds = [&](int count, int bytes) {
+    const double start = MPI_Wtime();
+    for (int i = 0; i < count; ++i) {
+      if (rank == 0) {
+        MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, kTag, comm);
+        MPI_Recv(buffer.data(), bytes, MPI_BYTE, peer, kTag, comm, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buffer.data(), bytes, MPI_BYTE, peer, kTag, comm, MPI_STATUS_IGNORE);
+        MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, kTag, comm);
+      }
+    }
+    return (MPI_Wtime() - start) / (2.0 * count);
+  };
+  rounds(2, 8);  // warm the connection
+  const double latency = rounds(kSmallRounds, 8);
+  const double large = rounds(kLargeRounds, static_cast<int>(kLarge));
+  if (rank == 0) {
+    config.latency_seconds = std::max(latency, 1e-7);
+    config.bandwidth_bytes_per_second = static_cast<double>(kLarge) / std::max(large - latency, 1e-7);
+  }
+}
+
+void print_stats(MPI_Comm comm, const runtime::EngineStats& stats, int rank, int size) {
+  constexpr int kFields = sizeof(runtime::EngineStats) / sizeof(uint64_t);
+  std::vector<uint64_t> all(static_cast<size_t>(kFields * size));
+  MPI_Gather(&stats, kFields, MPI_UINT64_T, all.data(), kFields, MPI_UINT64_T, 0, comm);
+  if (rank != 0) return;
+  std::fprintf(stderr,
+               "taskgrid stats: rank  tasks  task_ms  data_sent(msgs/bytes)  "
+               "data_received(msgs/bytes)  control_sent(msgs/bytes)  control_received  reclaimed\n");
+  for (int r = 0; r < size; ++r) {
+    runtime::EngineStats s;
+    std::memcpy(static_cast<void*>(&s), all.data() + r * kFields, sizeof s);
+    std::fprintf(stderr, "taskgrid stats: %4d %6llu %8.3f %8llu/%-12llu %8llu/%-12llu %8llu/%-12llu %8llu %9llu\n", r,
+                 static_cast<unsigned long long>(s.tasks_executed), static_cast<double>(s.task_ns) * 1e-6,
+                 static_cast<unsigned long long>(s.data_messages_sent),
+                 static_cast<unsigned long long>(s.data_bytes_sent),
+                 static_cast<unsigned long long>(s.data_messages_received),
+                 static_cast<unsigned long long>(s.data_bytes_received),
+                 static_cast<unsigned long long>(s.control_messages_sent),
+                 static_cast<unsigned long long>(s.control_bytes_sent),
+                 static_cast<unsigned long long>(s.control_messages_received),
+                 static_cast<unsigned long long>(s.versions_reclaimed));
+  }
+}
+
+// Common end of every rank: statistics, trace, MPI.
+void shut_down_rank() {
+  Runtime& rt = *state;
+  const MPI_Comm comm = rt.transport->communicator();
+  if (rt.options.stats) print_stats(comm, rt.engine->stats(), rt.transport->rank(), rt.transport->size());
+  trace::write_job_trace(comm);
+  rt.planner.reset();
+  rt.engine.reset();
+  runtime::set_abort_transport(nullptr);
+  rt.transport.reset();
+  finished = true;
+  if (rt.initialized_mpi) MPI_Finalize();
+  delete state;
+  state = nullptr;
+}
+
+}  // namespace
+
+void start(int* argc, char*** argv) {
+  if (state) throw Error("taskgrid::start: already started");
+  if (finished) throw Error("taskgrid::start: the runtime cannot be restarted after finish()");
+  auto rt = std::make_unique<Runtime>();
+  rt->options = runtime::read_options_from_environment();  // throws before MPI on bad values
+
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  int provided = 0;
+  if (!initialized) {
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    rt->initialized_mpi = true;
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  // Only the engine thread talks to MPI, but a failing task aborts from its
+  // own thread; the program's MPI calls must not interleave with ours.
+  if (provided < MPI_THREAD_SERIALIZED)
+    throw Error("taskgrid::start: MPI provides thread level " + std::to_string(provided) +
+                "; TaskGrid needs MPI_THREAD_MULTIPLE (initialise MPI with MPI_Init_thread)");
+
+  rt->transport = std::make_unique<comm::MpiTransport>(MPI_COMM_WORLD);
+  comm::MpiTransport& transport = *rt->transport;
+  const int rank = transport.rank();
+  runtime::set_abort_transport(&transport);
+  trace::configure(rank);
+
+  runtime::PlannerConfig config;
+  config.ranks = transport.size();
+  config.max_tag = transport.max_tag();
+  config.scheduler = rt->options.scheduler;
+  config.threads_per_rank = rt->options.threads > 0
+                                ? rt->options.threads
+                                : runtime::default_threads(transport.communicator());
+  if (config.ranks > 1) calibrate(transport.communicator(), rank, config);
+
+  rt->engine = std::make_unique<runtime::Engine>(transport, config.threads_per_rank, 0);
+  state = rt.release();
+  static const bool guard_installed = [] { return std::atexit(exit_guard) == 0; }();
+  (void)guard_installed;
+
+  if (rank == 0) {
+    state->planner = std::make_unique<runtime::ClusterPlanner>(*state->engine, config);
+    state->engine->set_listener(state->planner.get());
+    state->engine_thread = std::thread([] { state->engine->run(); });
+    return;
+  }
+  // Cluster mode: this rank serves the head until it says stop.
+  state->engine->run();
+  shut_down_rank();
+  std::exit(0);
+}
+
+int finish() {
+  Runtime& rt = running();
+  if (rt.planner) rt.planner->shutdown();
+  if (rt.engine_thread.joinable()) rt.engine_thread.join();
+  shut_down_rank();
+  return 0;
+}
+
+int rank() { return running().transport->rank(); }
+int num_ranks() { return running().transport->size(); }
+bool is_running() { return state != nullptr; }
+
+DataHandle enter_data(void* host, size_t bytes) { return planner().enter_data(host, bytes); }
+void fetch(DataHandle h) { planner().fetch(h); }
+void exit_data(DataHandle h) {
+  planner().fetch(h);
+  planner().release(h);
+}
+void release(DataHandle h) { planner().release(h); }
+
+void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
+                   const TaskOptions& options, const void* args, size_t args_size) {
+  planner().submit(fn, accesses.begin(), accesses.size(), options, args, args_size);
+}
+void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesses,
+                   const TaskOptions& options, const void* args, size_t args_size) {
+  planner().submit(fn, accesses, num_accesses, options, args, args_size);
+}
+
+void wait_all() { planner().wait_all(); }
+void wait(DataHandle h) { planner().wait(h); }
+
+}  // namespace taskgrid

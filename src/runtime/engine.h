@@ -1,0 +1,174 @@
+// The per-rank execution engine, the same in every mode: it applies planner
+// commands (tasks, sends, retirements) in order, tracks which data versions
+// this rank holds, runs tasks whose inputs are present on the CPU workers,
+// and moves versions peer to peer. One progress loop drives all MPI.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <memory_resource>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "comm/idle_backoff.h"
+#include "comm/transport.h"
+#include "comm/wire.h"
+#include "data/buffer_pool.h"
+#include "exec/worker_pool.h"
+#include "runtime/function_registry.h"
+
+namespace taskgrid::runtime {
+
+// Implemented by the head's planner (cluster mode): what the engine reports.
+class EngineListener {
+ public:
+  virtual ~EngineListener() = default;
+  virtual void on_completed(const wire::Completed* records, size_t count) = 0;
+  virtual void on_fetched(uint64_t version) = 0;
+  // Called from the engine loop now and then: a chance to flush batches.
+  virtual void on_poll() {}
+};
+
+struct EngineStats {
+  uint64_t tasks_executed = 0;
+  uint64_t task_ns = 0;
+  uint64_t data_messages_sent = 0;
+  uint64_t data_bytes_sent = 0;
+  uint64_t data_messages_received = 0;
+  uint64_t data_bytes_received = 0;
+  uint64_t control_messages_sent = 0;
+  uint64_t control_bytes_sent = 0;
+  uint64_t control_messages_received = 0;
+  uint64_t versions_reclaimed = 0;
+  uint64_t inout_buffers_reused = 0;
+};
+
+class Engine {
+ public:
+  // `threads` task-running threads: the engine thread plus threads-1 workers.
+  Engine(comm::Transport& transport, int threads, int head_rank);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void set_listener(EngineListener* listener) { listener_ = listener; }
+  // Thread-safe: a command batch for rank `dest` (this rank: applied locally,
+  // in order with earlier local batches; others: sent as a control message).
+  void post(int dest, std::vector<char>&& batch);
+  // Runs the progress loop on the calling thread until a shutdown command
+  // was applied and everything in flight has completed.
+  void run();
+  void wake() { wakeup_.notify(); }
+
+  int rank() const { return transport_.rank(); }
+  const EngineStats& stats() const { return stats_; }
+
+ private:
+  struct Version;
+  struct Task {
+    uint64_t id = 0;
+    const detail::RegisteredFunction* function = nullptr;
+    uint32_t waiting = 0;  // inputs not yet present
+    std::vector<wire::Access> accesses;
+    std::vector<Version*> inputs;   // per access, nullptr when it does not read
+    std::vector<Version*> outputs;  // per access, nullptr when it does not write
+    std::vector<TaskContext::Buffer> buffers;
+    std::vector<char> args;
+    uint64_t duration_ns = 0;
+  };
+  struct PendingSend {
+    int dest;
+    int tag;
+  };
+  struct Version {
+    uint64_t id = 0;
+    char* data = nullptr;
+    size_t bytes = 0;
+    bool ready = false;
+    bool retired = false;
+    uint32_t uses = 0;  // registered reads, sends and fetches, plus the producer
+    std::vector<Task*> waiters;
+    std::vector<PendingSend> sends;
+    std::vector<wire::Fetch> fetches;
+  };
+  struct FetchReceive {
+    uint64_t version;
+  };
+
+  // Commands.
+  void apply_batch(const char* data, size_t bytes, int source);
+  void apply_task(const char* payload);
+  void apply_send(const wire::Send& send);
+  void apply_retire(uint64_t version);
+  void apply_create(const wire::Create& create);
+  void apply_fetch(const wire::Fetch& fetch);
+  // Versions.
+  Version* find(uint64_t id);
+  Version* find_or_fail(uint64_t id, const char* why);
+  Version* create_version(uint64_t id, size_t bytes);
+  void version_ready(Version* version);
+  void release_use(Version* version);
+  void send_version(Version* version, int dest, int tag);
+  void copy_to_host(Version* version, const wire::Fetch& fetch);
+  // Tasks.
+  void make_ready(Task* task);
+  void dispatch_ready();
+  void execute(Task* task);
+  void finish(Task* task);
+  void transfer_done(uint64_t cookie);
+  // Loop pieces.
+  bool drain_posted();
+  bool receive_control();
+  bool collect_finished();
+  bool poll_transfers();
+  bool run_one_task_here();
+  void flush_completions(bool force);
+  bool quiescent() const;
+
+  comm::Transport& transport_;
+  const int head_rank_;
+  EngineListener* listener_ = nullptr;
+  comm::Wakeup wakeup_;
+  comm::IdleBackoff backoff_;
+  EngineStats stats_;
+
+  // Posted batches (any thread) -> engine thread.
+  std::mutex posted_mutex_;
+  std::vector<std::pair<int, std::vector<char>>> posted_;
+  std::vector<std::pair<int, std::vector<char>>> posted_taken_;
+
+  // Engine-thread state. Node maps draw from a pool: no heap traffic per task.
+  std::pmr::unsynchronized_pool_resource memory_;
+  std::pmr::unordered_map<uint64_t, Version*> versions_{&memory_};
+  std::vector<std::unique_ptr<Version>> version_storage_;
+  std::vector<Version*> free_versions_;
+  std::vector<std::unique_ptr<Task>> task_storage_;
+  std::vector<Task*> free_tasks_;
+  std::vector<std::unique_ptr<FetchReceive>> fetch_storage_;
+  data::BufferPool buffers_;
+  std::vector<Task*> newly_ready_;
+  std::vector<Task*> local_ready_;  // used when there are no workers
+  size_t local_ready_head_ = 0;
+  std::vector<Task*> finished_;
+  std::vector<uint64_t> transfers_done_;
+  std::vector<char> control_in_;
+  size_t running_ = 0;  // handed to workers, not yet finished
+  bool shutdown_requested_ = false;
+
+  // Completion records for the head.
+  std::vector<wire::Completed> completed_local_;   // this rank's, when it is the head
+  std::vector<wire::Completed> completed_remote_;  // decoded from other ranks' batches
+  wire::BatchWriter completed_batch_;
+  uint64_t completed_batch_since_ns_ = 0;
+
+  std::unique_ptr<exec::WorkerPool<Task>> workers_;
+};
+
+// Ends the job with a message naming the rank (used for task failures and
+// protocol violations): prints "error: taskgrid: rank R: <message>", aborts.
+[[noreturn]] void fail_job(int rank, const std::string& message);
+void set_abort_transport(comm::Transport* transport);
+
+}  // namespace taskgrid::runtime

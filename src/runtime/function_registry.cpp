@@ -1,0 +1,68 @@
+#include "runtime/function_registry.h"
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace taskgrid {
+namespace detail {
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::unordered_map<uint32_t, RegisteredFunction> by_id;
+  std::unordered_map<TaskFunction, uint32_t> by_function;
+};
+
+// Constructed on first use: registrations run during static initialisation.
+Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+
+// FNV-1a: a stable hash of the name, so ids agree across ranks and builds.
+uint32_t name_hash(const char* name) {
+  uint32_t hash = 2166136261u;
+  for (const char* c = name; *c; ++c) hash = (hash ^ static_cast<unsigned char>(*c)) * 16777619u;
+  return hash == 0 ? 1 : hash;
+}
+
+}  // namespace
+
+const RegisteredFunction* find_function(FunctionId id) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.by_id.find(id.value);
+  return it == r.by_id.end() ? nullptr : &it->second;
+}
+
+}  // namespace detail
+
+FunctionId register_function(const char* name, TaskFunction fn) {
+  if (!name || !*name || !fn) throw Error("taskgrid::register_function: empty name or function");
+  detail::Registry& r = detail::registry();
+  std::lock_guard lock(r.mutex);
+  const uint32_t id = detail::name_hash(name);
+  if (auto it = r.by_id.find(id); it != r.by_id.end()) {
+    if (it->second.function == fn && std::string(it->second.name) == name) return {id};
+    throw Error(std::string("taskgrid::register_function: \"") + name + "\" clashes with \"" +
+                it->second.name + "\" (same name or same hash); rename one of them");
+  }
+  if (r.by_function.count(fn))
+    throw Error(std::string("taskgrid::register_function: the function registered as \"") + name +
+                "\" is already registered under another name");
+  r.by_id.emplace(id, detail::RegisteredFunction{fn, name});
+  r.by_function.emplace(fn, id);
+  return {id};
+}
+
+FunctionId function_id(TaskFunction fn) {
+  detail::Registry& r = detail::registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.by_function.find(fn);
+  if (it == r.by_function.end())
+    throw Error("taskgrid: task function is not registered (use TASKGRID_REGISTER)");
+  return {it->second};
+}
+
+}  // namespace taskgrid

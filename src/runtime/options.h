@@ -1,0 +1,24 @@
+// Runtime settings from the environment (read identically on every rank, so
+// a bad value fails everywhere before any rank starts waiting on another).
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+namespace taskgrid::runtime {
+
+struct RuntimeOptions {
+  int threads = 0;                    // TASKGRID_THREADS (0: cores / ranks on this node)
+  std::string scheduler = "heft";     // TASKGRID_SCHEDULER
+  std::string mode = "cluster";       // TASKGRID_MODE
+  bool stats = false;                 // TASKGRID_STATS=1
+};
+
+// Throws taskgrid::Error naming the variable and the accepted values.
+RuntimeOptions read_options_from_environment();
+
+// Cores of this node shared by the ranks on it (at least 1).
+int default_threads(MPI_Comm comm);
+
+}  // namespace taskgrid::runtime

@@ -1,0 +1,36 @@
+// What the planner knows about time: measured task durations per function
+// (moving average of completions) and the network's latency and bandwidth
+// (calibrated by a ping-pong at start-up).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+
+namespace taskgrid::sched {
+
+class CostModel {
+ public:
+  CostModel(double latency_seconds, double bandwidth_bytes_per_second)
+      : latency_(latency_seconds), bandwidth_(bandwidth_bytes_per_second) {}
+
+  // Estimated run time of a task of `function` (cost hint wins when > 0).
+  double task_seconds(uint32_t function, double cost_hint) const;
+  void record_duration(uint32_t function, double seconds);
+  double transfer_seconds(size_t bytes) const {
+    return latency_ + static_cast<double>(bytes) / bandwidth_;
+  }
+  double latency() const { return latency_; }
+  double bandwidth() const { return bandwidth_; }
+
+  // Used for functions never seen complete: small but not zero, so that
+  // unknown tasks still spread over the ranks.
+  static constexpr double kUnknownTaskSeconds = 10e-6;
+
+ private:
+  double latency_;
+  double bandwidth_;
+  std::unordered_map<uint32_t, double> mean_seconds_;
+};
+
+}  // namespace taskgrid::sched
