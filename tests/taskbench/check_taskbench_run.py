@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Runs one Task Bench command (usually under mpiexec) and checks its result.
+
+    check_taskbench_run.py [--tasks N] [--deps N] [--flops N] [--bytes N]
+                           [--status S] [--stdout-once TEXT] [--stderr-once TEXT]
+                           -- COMMAND...
+
+The report lines `Total Tasks`, `Total Dependencies`, `Total FLOPs` and
+`Total Bytes` must equal the given values (spec section 10), the exit status
+must be S (default 0), and with --stdout-once / --stderr-once TEXT must occur
+exactly once in that stream (under MPI, usage errors and help come from rank 0
+only). Exits 0 on success, 1 with
+a reason otherwise.
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+
+TOTALS = {
+    "tasks": "Total Tasks",
+    "deps": "Total Dependencies",
+    "flops": "Total FLOPs",
+    "bytes": "Total Bytes",
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    for key in TOTALS:
+        parser.add_argument(f"--{key}", type=int)
+    parser.add_argument("--status", type=int, default=0)
+    parser.add_argument("--stdout-once")
+    parser.add_argument("--stderr-once")
+    parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command")
+
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        print(f"FAIL: timed out after {args.timeout} s: {' '.join(command)}")
+        return 1
+    failures = []
+    if run.returncode != args.status:
+        failures.append(f"exit status {run.returncode}, expected {args.status}")
+    for key, label in TOTALS.items():
+        expected = getattr(args, key)
+        if expected is None:
+            continue
+        found = re.findall(rf"^{label} (-?\d+)$", run.stdout, re.MULTILINE)
+        if found != [str(expected)]:
+            failures.append(f"'{label}': found {found or 'no line'}, expected [{expected}]")
+    if any(getattr(args, key) is not None for key in TOTALS):
+        if not re.search(r"^Elapsed Time \S+ seconds$", run.stdout, re.MULTILINE):
+            failures.append("no 'Elapsed Time ... seconds' line")
+    for name, text, stream in (("stdout", args.stdout_once, run.stdout),
+                               ("stderr", args.stderr_once, run.stderr)):
+        if text is not None and stream.count(text) != 1:
+            failures.append(f"{name} holds {text!r} {stream.count(text)} times, expected once")
+
+    if failures:
+        print(f"command: {' '.join(command)}")
+        print(f"--- stdout ---\n{run.stdout}--- stderr ---\n{run.stderr}---")
+        for failure in failures:
+            print(f"FAIL: {failure}")
+        return 1
+    print(f"PASS: {' '.join(command)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,333 @@
+"""taskgrid-metg: sweep -iter for several systems and report METG.
+
+    taskgrid-metg --systems mpi,omp,mpi_omp [options] -- <graph flags without -iter>
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import machine, output, peak
+from .analysis import INTERPOLATIONS
+from .flags import check_graph_flags, default_graph_flags, graph_kernels
+from .plot import write_png
+from .results import Results, evaluate
+from .runner import RunError
+from .sweep import RunRecord, SweepAborted, plan_sweep, run_sweep
+from .systems import SYSTEMS, Launch, SystemSpec, make_launch
+
+PEAK_BINARY = "taskbench-peak"
+MAX_EXP_LIMIT = 40
+BUSY_LOAD_PER_CORE = 0.5   # 1-minute load average per core above which timings are suspect
+
+
+@dataclass(frozen=True)
+class Settings:
+    systems: list[str]
+    min_exp: int
+    max_exp: int
+    reps: int | None             # None: the spec's min(s + 1, 5) rule
+    cores: int
+    peak: str                    # auto, calibrated, sweep or given
+    peak_value: float | None     # node peak for --peak NUMBER
+    interp: str
+    threshold: float
+    out_dir: Path
+    build_dir: Path
+    mpiexec: list[str]
+    run_timeout: float | None
+    peak_iter: int
+    peak_reps: int
+    graph_flags: list[str]
+    graph_flags_source: str      # "command line" or "default"
+    dry_run: bool
+
+
+def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="taskgrid-metg",
+        usage="%(prog)s --systems LIST [options] [-- GRAPH_FLAGS...]",
+        description="Measure METG (minimum effective task granularity) of Task Bench systems "
+                    "by sweeping -iter over powers of two, largest first, interleaving systems.",
+        epilog="Graph flags after '--' are passed to every run with '-iter 2^k' added to each "
+               "graph ('-and' separates graphs). Without them: "
+               + " ".join(default_graph_flags(0)).replace(" 0", " <cores>"))
+    parser.add_argument("--systems", required=True,
+                        help=f"comma-separated systems: {', '.join(systems)}")
+    parser.add_argument("--min-exp", type=int, default=4, help="smallest -iter is 2^MIN_EXP (default 4)")
+    parser.add_argument("--max-exp", type=int, default=16, help="largest -iter is 2^MAX_EXP (default 16)")
+    parser.add_argument("--reps", type=int,
+                        help="repetitions per size (default: min(s+1, 5), s = 0 for the largest size)")
+    parser.add_argument("--cores", type=int, default=machine.available_cores(),
+                        help="cores of the node to use (default: all available, %(default)s)")
+    parser.add_argument("--ranks", action="append", default=[], metavar="SYS=N",
+                        help="override MPI ranks of a system, e.g. mpi_omp=2 (repeatable)")
+    parser.add_argument("--threads", action="append", default=[], metavar="SYS=N",
+                        help="override threads per rank of a system, e.g. omp=8 (repeatable)")
+    parser.add_argument("--peak", default="auto",
+                        help="headline peak: auto (calibrate when possible, else sweep), calibrate, "
+                             "sweep, or a node peak number in the sweep's unit (FLOP/s or B/s)")
+    parser.add_argument("--interp", choices=INTERPOLATIONS, default="linear",
+                        help="headline interpolation (default linear, as in the spec)")
+    parser.add_argument("--threshold", type=float, default=0.5,
+                        help="efficiency threshold as a fraction (default 0.5)")
+    parser.add_argument("--out-dir", type=Path, default=Path("metg-results"))
+    parser.add_argument("--build-dir", type=Path, default=Path("build"),
+                        help="CMake build directory holding bin/taskbench-* (default build)")
+    parser.add_argument("--mpiexec", default="mpiexec.mpich",
+                        help="MPI launcher command, may include options (default mpiexec.mpich)")
+    parser.add_argument("--run-timeout", type=float, default=600,
+                        help="seconds before one run is killed; 0 = never (default 600)")
+    parser.add_argument("--peak-iter", type=int, default=2 ** 24,
+                        help="kernel iterations per calibration run (default 2^24)")
+    parser.add_argument("--peak-reps", type=int, default=3, help="calibration runs (default 3)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the commands that would run, run nothing")
+    return parser
+
+
+def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(tool options, graph flags): graph flags follow the first '--'."""
+    if "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1:]
+    return argv, []
+
+
+def parse_overrides(values: list[str], option: str, selected: list[str]) -> dict[str, int]:
+    overrides = {}
+    for item in (part for value in values for part in value.split(",") if part):
+        name, sep, number = item.partition("=")
+        if not sep or not number.isdigit() or int(number) < 1:
+            raise ValueError(f"{option} expects SYSTEM=N with N >= 1, got '{item}'")
+        if name not in selected:
+            raise ValueError(f"{option} {item}: '{name}' is not one of --systems")
+        overrides[name] = int(number)
+    return overrides
+
+
+def parse_peak(value: str) -> tuple[str, float | None]:
+    if value in ("auto", "sweep"):
+        return value, None
+    if value in ("calibrate", "calibrated"):
+        return "calibrated", None
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"--peak must be auto, calibrate, sweep or a number, got '{value}'") from None
+    if not number > 0:
+        raise ValueError(f"--peak number must be > 0, got {value}")
+    return "given", number
+
+
+def make_settings(args: argparse.Namespace, graph_flags: list[str],
+                  systems: dict[str, SystemSpec]) -> Settings:
+    selected = [name.strip() for name in args.systems.split(",") if name.strip()]
+    if not selected:
+        raise ValueError("--systems is empty")
+    for name in selected:
+        if name not in systems:
+            raise ValueError(f"unknown system '{name}' (known: {', '.join(systems)})")
+    if len(set(selected)) != len(selected):
+        raise ValueError("--systems lists a system twice")
+    if args.min_exp < 0:
+        raise ValueError("--min-exp must be >= 0")
+    if args.min_exp > args.max_exp:
+        raise ValueError(f"--min-exp ({args.min_exp}) is greater than --max-exp ({args.max_exp})")
+    if args.max_exp > MAX_EXP_LIMIT:
+        raise ValueError(f"--max-exp must be <= {MAX_EXP_LIMIT}")
+    if args.reps is not None and args.reps < 1:
+        raise ValueError("--reps must be >= 1")
+    if args.cores < 1:
+        raise ValueError("--cores must be >= 1")
+    if not 0 < args.threshold <= 1:
+        raise ValueError("--threshold must be a fraction in (0, 1], e.g. 0.5 for 50%")
+    if args.run_timeout < 0 or args.peak_iter < 1 or args.peak_reps < 1:
+        raise ValueError("--run-timeout must be >= 0, --peak-iter and --peak-reps >= 1")
+    mpiexec = shlex.split(args.mpiexec)
+    if not mpiexec:
+        raise ValueError("--mpiexec is empty")
+    check_graph_flags(graph_flags)
+    peak_choice, peak_value = parse_peak(args.peak)
+    return Settings(
+        systems=selected, min_exp=args.min_exp, max_exp=args.max_exp, reps=args.reps,
+        cores=args.cores, peak=peak_choice, peak_value=peak_value, interp=args.interp,
+        threshold=args.threshold, out_dir=args.out_dir, build_dir=args.build_dir, mpiexec=mpiexec,
+        run_timeout=args.run_timeout or None, peak_iter=args.peak_iter, peak_reps=args.peak_reps,
+        graph_flags=graph_flags or default_graph_flags(args.cores),
+        graph_flags_source="command line" if graph_flags else "default", dry_run=args.dry_run)
+
+
+def make_launches(settings: Settings, args: argparse.Namespace,
+                  systems: dict[str, SystemSpec]) -> dict[str, Launch]:
+    ranks = parse_overrides(args.ranks, "--ranks", settings.systems)
+    threads = parse_overrides(args.threads, "--threads", settings.systems)
+    return {name: make_launch(systems[name], settings.build_dir, settings.cores, settings.mpiexec,
+                              ranks.get(name), threads.get(name))
+            for name in settings.systems}
+
+
+def check_executables(settings: Settings, launches: dict[str, Launch]) -> None:
+    for name, launch in launches.items():
+        if not (launch.binary.is_file() and os.access(launch.binary, os.X_OK)):
+            raise ValueError(f"missing binary {launch.binary} for system '{name}': "
+                             f"build the project first (cmake --build {settings.build_dir}) "
+                             "or point --build-dir at the build directory")
+    if any(launch.spec.mpi for launch in launches.values()) and shutil.which(settings.mpiexec[0]) is None:
+        raise ValueError(f"MPI launcher '{settings.mpiexec[0]}' not found; set --mpiexec")
+    if settings.peak == "calibrated":
+        kernel, reason = peak.calibration_kernel(graph_kernels(settings.graph_flags))
+        if kernel is None:
+            raise ValueError(f"--peak calibrate is not possible: {reason}; use --peak sweep")
+        if not peak_binary(settings).is_file():
+            raise ValueError(f"--peak calibrate needs {peak_binary(settings)}: build the project "
+                             "first, or use --peak sweep")
+
+
+def peak_binary(settings: Settings) -> Path:
+    return settings.build_dir / "bin" / PEAK_BINARY
+
+
+def config_record(settings: Settings, launches: dict[str, Launch], argv: list[str]) -> dict:
+    """The session's settings as stored in metg.json."""
+    return {
+        "argv": argv,
+        "systems": settings.systems,
+        "min_exp": settings.min_exp, "max_exp": settings.max_exp,
+        "reps": settings.reps,
+        "reps_rule": f"fixed {settings.reps}" if settings.reps else "min(s + 1, 5), s = 0 for 2^max_exp",
+        "cores": settings.cores,
+        "layouts": {name: {"ranks": launch.layout.ranks, "threads": launch.layout.threads}
+                    for name, launch in launches.items()},
+        "peak": settings.peak, "peak_value": settings.peak_value,
+        "interp": settings.interp, "threshold": settings.threshold,
+        "out_dir": str(settings.out_dir), "build_dir": str(settings.build_dir),
+        "mpiexec": settings.mpiexec, "run_timeout_s": settings.run_timeout,
+        "peak_iter": settings.peak_iter, "peak_reps": settings.peak_reps,
+        "graph_flags": settings.graph_flags, "graph_flags_source": settings.graph_flags_source,
+    }
+
+
+def core_counts(launches: dict[str, Launch]) -> list[int]:
+    """Distinct numbers of cores the systems run on; each gets its own calibration."""
+    return sorted({launch.layout.cores_used for launch in launches.values()}, reverse=True)
+
+
+def run_calibration(settings: Settings, launches: dict[str, Launch], workdir: Path) -> peak.Peak:
+    kernel, reason = peak.calibration_kernel(graph_kernels(settings.graph_flags))
+    if kernel is None:
+        return peak.unavailable("calibrated", "FLOP/s", reason)
+    binary = peak_binary(settings)
+    if not binary.is_file():
+        return peak.unavailable("calibrated", "FLOP/s", f"{binary} not found")
+    try:
+        return peak.calibrate(binary, kernel, settings.peak_iter, core_counts(launches),
+                              settings.peak_reps, workdir, settings.run_timeout,
+                              progress=lambda message: print(message, file=sys.stderr, flush=True))
+    except RunError as error:
+        if settings.peak == "calibrated":
+            raise
+        print(f"taskgrid-metg: warning: calibration failed, no calibrated peak:\n{error}",
+              file=sys.stderr)
+        return peak.unavailable("calibrated", "FLOP/s", f"calibration failed: {error.message}")
+
+
+def print_dry_run(settings: Settings, launches: dict[str, Launch]) -> None:
+    plan = plan_sweep(settings.systems, settings.min_exp, settings.max_exp, settings.reps)
+    print(f"{len(plan)} runs, -iter 2^{settings.max_exp} down to 2^{settings.min_exp}")
+    for name, launch in launches.items():
+        env = " ".join(f"{key}={value}" for key, value in launch.environment().items())
+        print(f"{name}: {env} {shlex.join(output.command_template(launch, settings.graph_flags))}")
+    threads = ",".join(map(str, core_counts(launches)))
+    print(f"calibration: {peak_binary(settings)} -kernel K -iter {settings.peak_iter} "
+          f"-threads {{{threads}}} -json FILE")
+
+
+def measure(settings: Settings, launches: dict[str, Launch]
+            ) -> tuple[peak.Peak, list[RunRecord], str | None]:
+    """Calibrate, then sweep: (calibrated peak, completed runs, why the sweep stopped early).
+
+    A failed or interrupted sweep still returns the runs completed before, so that
+    they are reported; a failed calibration raises RunError only for --peak calibrate.
+    """
+    with tempfile.TemporaryDirectory(prefix="taskgrid-metg-") as workdir:
+        calibration = run_calibration(settings, launches, Path(workdir))
+        plan = plan_sweep(settings.systems, settings.min_exp, settings.max_exp, settings.reps)
+        try:
+            records = run_sweep(plan, launches, settings.graph_flags, Path(workdir),
+                                settings.run_timeout)
+        except SweepAborted as stop:
+            print(f"taskgrid-metg: error: sweep stopped after {len(stop.records)} of {len(plan)} "
+                  f"runs: {stop.reason}", file=sys.stderr)
+            return calibration, stop.records, stop.reason
+    return calibration, records, None
+
+
+def write_outputs(results: Results, out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path, json_path, png_path = (out_dir / name for name in ("metg.csv", "metg.json", "metg.png"))
+    output.write_csv(results, csv_path)
+    output.write_json(results, json_path)
+    write_png(results, png_path)
+    return [csv_path, json_path, png_path]
+
+
+def _raise_keyboard_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None, systems: dict[str, SystemSpec] | None = None) -> int:
+    """Entry point. `systems` replaces the launch table (tests use fake systems)."""
+    systems = SYSTEMS if systems is None else systems
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tool_args, graph_flags = split_argv(argv)
+    parser = build_parser(systems)
+    args = parser.parse_args(tool_args)
+    try:
+        settings = make_settings(args, graph_flags, systems)
+        launches = make_launches(settings, args, systems)
+        if not settings.dry_run:
+            check_executables(settings, launches)
+    except ValueError as error:
+        parser.error(str(error))
+    for name, launch in launches.items():
+        if launch.layout.cores_used > settings.cores:
+            print(f"taskgrid-metg: warning: {name} uses {launch.layout.cores_used} cores, "
+                  f"more than --cores {settings.cores}", file=sys.stderr)
+    if settings.dry_run:
+        print_dry_run(settings, launches)
+        return 0
+
+    # SIGTERM (a CI or batch timeout) gets the same clean-up as Ctrl-C: the running
+    # benchmark's process group is killed and the runs so far are reported.
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    machine_info = machine.describe(settings.cores)
+    machine_info["loadavg_start"] = load = machine.load_average()
+    if load and load[0] >= BUSY_LOAD_PER_CORE * settings.cores:
+        print(f"taskgrid-metg: warning: machine busy (load average {load[0]} on "
+              f"{settings.cores} cores): timings will be noisy", file=sys.stderr)
+    try:
+        calibration, records, aborted = measure(settings, launches)
+    except RunError as error:
+        print(f"taskgrid-metg: error: calibration failed:\n{error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("taskgrid-metg: interrupted during calibration", file=sys.stderr)
+        return 1
+    machine_info["loadavg_end"] = machine.load_average()
+
+    results = evaluate(records, launches, calibration, settings.peak, settings.peak_value,
+                       settings.cores, settings.threshold, settings.interp,
+                       config_record(settings, launches, argv), machine_info, aborted)
+    paths = write_outputs(results, settings.out_dir)
+    print(output.format_table(results))
+    print(f"taskgrid-metg: wrote {', '.join(map(str, paths))}", file=sys.stderr)
+    return 0 if aborted is None else 1

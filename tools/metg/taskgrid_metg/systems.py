@@ -1,0 +1,110 @@
+"""How each Task Bench system is launched on one node.
+
+Adding a system is one entry in SYSTEMS. Everything else (command line, environment,
+number of cores a run occupies) is derived from that entry by `make_launch`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Layout value meaning "one per core of the node" (for ranks or for threads per rank).
+PER_CORE = "per-core"
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    name: str
+    binary: str                      # file name under <build>/bin
+    mpi: bool = False                # started through mpiexec with `ranks` processes
+    ranks: int | str = 1             # default ranks: a number or PER_CORE
+    threads: int | str = 1           # default threads per rank: a number or PER_CORE
+    thread_flag: str | None = None   # binary option that sets threads per rank
+    thread_env: str | None = None    # environment variable that sets threads per rank
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def threaded(self) -> bool:
+        return self.thread_flag is not None or self.thread_env is not None
+
+
+SYSTEMS: dict[str, SystemSpec] = {
+    spec.name: spec
+    for spec in (
+        SystemSpec("serial", "taskbench-serial"),
+        SystemSpec("omp", "taskbench-omp", threads=PER_CORE, thread_flag="-worker"),
+        SystemSpec("mpi", "taskbench-mpi", mpi=True, ranks=PER_CORE),
+        # OMP_SCHEDULE as in the published MPI+OpenMP experiments (spec section 9).
+        SystemSpec("mpi_omp", "taskbench-mpi_omp", mpi=True, threads=PER_CORE,
+                   thread_flag="-worker", env={"OMP_SCHEDULE": "static,1"}),
+        SystemSpec("taskgrid", "taskbench-taskgrid", mpi=True, ranks=PER_CORE,
+                   thread_env="TASKGRID_THREADS"),
+        SystemSpec("taskgrid_spmd", "taskbench-taskgrid_spmd", mpi=True, ranks=PER_CORE,
+                   thread_env="TASKGRID_THREADS"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Layout:
+    ranks: int
+    threads: int
+
+    @property
+    def cores_used(self) -> int:
+        """Cores a run occupies; the granularity formula multiplies by this."""
+        return self.ranks * self.threads
+
+
+def resolve_layout(spec: SystemSpec, cores: int,
+                   ranks: int | None = None, threads: int | None = None) -> Layout:
+    """Ranks and threads per rank for `spec` on a node of `cores` cores.
+
+    A PER_CORE default shares the node with an override of the other dimension, so
+    `--ranks mpi_omp=2` on 16 cores gives 2 ranks x 8 threads, not 2 x 16.
+    """
+    if ranks is not None and not spec.mpi:
+        raise ValueError(f"system '{spec.name}' is not launched through MPI; it has no ranks to set")
+    if threads is not None and not spec.threaded:
+        raise ValueError(f"system '{spec.name}' is single-threaded; it has no threads to set")
+
+    def fill(default: int | str, other_override: int | None) -> int:
+        if default != PER_CORE:
+            return int(default)
+        return max(1, cores // other_override) if other_override else cores
+
+    return Layout(ranks=ranks if ranks is not None else fill(spec.ranks, threads),
+                  threads=threads if threads is not None else fill(spec.threads, ranks))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A system ready to run: binary path, layout and launcher."""
+    spec: SystemSpec
+    layout: Layout
+    binary: Path
+    mpiexec: tuple[str, ...]
+
+    def command(self, graph_flags: list[str], json_path: str | Path) -> list[str]:
+        prefix = [*self.mpiexec, "-n", str(self.layout.ranks)] if self.spec.mpi else []
+        threads = [self.spec.thread_flag, str(self.layout.threads)] if self.spec.thread_flag else []
+        return [*prefix, str(self.binary), *threads, "-json", str(json_path), *graph_flags]
+
+    def environment(self) -> dict[str, str]:
+        """Variables added to the inherited environment."""
+        env = dict(self.spec.env)
+        if self.spec.thread_env:
+            env[self.spec.thread_env] = str(self.layout.threads)
+        # Keeps any OpenMP runtime inside a binary to its share of the node, so that
+        # e.g. one-rank-per-core MPI runs do not each start a thread per core.
+        env["OMP_NUM_THREADS"] = str(self.layout.threads)
+        return env
+
+
+def make_launch(spec: SystemSpec, build_dir: Path, cores: int, mpiexec: list[str],
+                ranks: int | None = None, threads: int | None = None) -> Launch:
+    return Launch(spec=spec,
+                  layout=resolve_layout(spec, cores, ranks, threads),
+                  binary=Path(build_dir) / "bin" / spec.binary,
+                  mpiexec=tuple(mpiexec))

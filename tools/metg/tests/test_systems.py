@@ -1,0 +1,44 @@
+from pathlib import Path
+
+import pytest
+
+from taskgrid_metg.systems import SYSTEMS, make_launch, resolve_layout
+
+
+@pytest.mark.parametrize("name, ranks, threads", [
+    ("serial", 1, 1), ("omp", 1, 16), ("mpi", 16, 1), ("mpi_omp", 1, 16),
+    ("taskgrid", 16, 1), ("taskgrid_spmd", 16, 1)])
+def test_default_layouts_on_16_cores(name, ranks, threads):
+    layout = resolve_layout(SYSTEMS[name], 16)
+    assert (layout.ranks, layout.threads) == (ranks, threads)
+
+
+def test_overriding_one_dimension_shares_the_node():
+    assert resolve_layout(SYSTEMS["mpi_omp"], 16, ranks=2).threads == 8
+    assert resolve_layout(SYSTEMS["taskgrid"], 16, threads=4).ranks == 4
+    layout = resolve_layout(SYSTEMS["mpi_omp"], 16, ranks=2, threads=3)
+    assert (layout.ranks, layout.threads, layout.cores_used) == (2, 3, 6)
+
+
+def test_inapplicable_overrides_are_rejected():
+    with pytest.raises(ValueError, match="not launched through MPI"):
+        resolve_layout(SYSTEMS["serial"], 4, ranks=2)
+    with pytest.raises(ValueError, match="single-threaded"):
+        resolve_layout(SYSTEMS["mpi"], 4, threads=2)
+
+
+def test_commands_and_environment():
+    flags = ["-steps", "4", "-iter", "8"]
+    mpi = make_launch(SYSTEMS["mpi"], Path("build"), 4, ["mpiexec.mpich"])
+    assert mpi.command(flags, "r.json") == [
+        "mpiexec.mpich", "-n", "4", "build/bin/taskbench-mpi", "-json", "r.json", *flags]
+    omp = make_launch(SYSTEMS["omp"], Path("build"), 4, ["mpiexec.mpich"])
+    assert omp.command(flags, "r.json") == [
+        "build/bin/taskbench-omp", "-worker", "4", "-json", "r.json", *flags]
+    hybrid = make_launch(SYSTEMS["mpi_omp"], Path("b"), 4, ["mpiexec.mpich", "-bind-to", "core"])
+    assert hybrid.command([], "f")[:6] == [
+        "mpiexec.mpich", "-bind-to", "core", "-n", "1", "b/bin/taskbench-mpi_omp"]
+    assert hybrid.environment()["OMP_SCHEDULE"] == "static,1"
+    grid = make_launch(SYSTEMS["taskgrid"], Path("build"), 4, ["mpiexec.mpich"])
+    assert grid.environment()["TASKGRID_THREADS"] == "1"
+    assert "-worker" not in grid.command([], "f")
