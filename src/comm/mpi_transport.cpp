@@ -5,7 +5,8 @@
 
 namespace taskgrid::comm {
 
-MpiTransport::MpiTransport(MPI_Comm comm) {
+MpiTransport::MpiTransport(MPI_Comm comm, size_t max_chunk)
+    : max_chunk_(max_chunk == 0 || max_chunk > kMaxChunk ? kMaxChunk : max_chunk) {
   MPI_Comm_dup(comm, &comm_);
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
@@ -82,7 +83,7 @@ void MpiTransport::send_data(int dest, int tag, const void* data, size_t bytes, 
   const char* at = static_cast<const char*>(data);
   size_t left = bytes;
   do {
-    const size_t chunk = left < kMaxChunk ? left : kMaxChunk;
+    const size_t chunk = left < max_chunk_ ? left : max_chunk_;
     MPI_Request request;
     check(MPI_Isend(at, static_cast<int>(chunk), MPI_BYTE, dest, tag, comm_, &request),
           "MPI_Isend (data)");
@@ -102,7 +103,7 @@ void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, u
   char* at = static_cast<char*>(data);
   size_t left = bytes;
   do {
-    const size_t chunk = left < kMaxChunk ? left : kMaxChunk;
+    const size_t chunk = left < max_chunk_ ? left : max_chunk_;
     MPI_Request request;
     check(MPI_Irecv(at, static_cast<int>(chunk), MPI_BYTE, source, tag, comm_, &request),
           "MPI_Irecv (data)");

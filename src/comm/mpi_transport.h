@@ -12,7 +12,8 @@ namespace taskgrid::comm {
 class MpiTransport final : public Transport {
  public:
   // Duplicates `comm` so TaskGrid's tags never meet the program's messages.
-  explicit MpiTransport(MPI_Comm comm);
+  // Transfers larger than `max_chunk` bytes travel as several messages.
+  explicit MpiTransport(MPI_Comm comm, size_t max_chunk = kMaxChunk);
   ~MpiTransport() override;
   MpiTransport(const MpiTransport&) = delete;
   MpiTransport& operator=(const MpiTransport&) = delete;
@@ -33,6 +34,7 @@ class MpiTransport final : public Transport {
   static constexpr int kControlTag = 1;
   // Transfers are cut into chunks of at most this size (MPI counts are int).
   static constexpr size_t kMaxChunk = size_t{1} << 30;
+  size_t max_chunk() const { return max_chunk_; }
 
  private:
   // One logical operation: a control send or a (chunked) data transfer.
@@ -50,6 +52,7 @@ class MpiTransport final : public Transport {
   int rank_ = 0;
   int size_ = 1;
   int max_tag_ = 32767;
+  size_t max_chunk_ = kMaxChunk;
   std::vector<MPI_Request> requests_;
   std::vector<uint32_t> request_operation_;  // parallel to requests_
   std::vector<Operation> operations_;

@@ -10,7 +10,7 @@ VersionInfo& Directory::add(uint64_t version, size_t bytes, int producer, double
   if (!inserted) throw std::logic_error("directory: version " + std::to_string(version) + " added twice");
   it->second.bytes = bytes;
   it->second.producer = producer;
-  it->second.holders.assign(1, producer);
+  it->second.holders = std::pmr::vector<int>(1, producer, &memory_);
   it->second.ready_at = ready_at;
   return it->second;
 }
@@ -36,12 +36,12 @@ void Directory::add_holder(uint64_t version, int rank) {
   if (!info.holds(rank)) info.holders.push_back(rank);
 }
 
-std::vector<int> Directory::remove(uint64_t version) {
+void Directory::remove(uint64_t version, std::vector<int>& holders) {
+  holders.clear();
   auto it = versions_.find(version);
-  if (it == versions_.end()) return {};
-  std::vector<int> holders = std::move(it->second.holders);
+  if (it == versions_.end()) return;
+  holders.assign(it->second.holders.begin(), it->second.holders.end());
   versions_.erase(it);
-  return holders;
 }
 
 }  // namespace taskgrid::data

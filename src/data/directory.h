@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <unordered_map>
 #include <vector>
 
@@ -12,7 +13,7 @@ namespace taskgrid::data {
 struct VersionInfo {
   size_t bytes = 0;
   int producer = 0;
-  std::vector<int> holders;  // ranks with a replica, present or in transit
+  std::pmr::vector<int> holders;  // ranks with a replica, present or in transit
   double ready_at = 0;       // scheduler's estimate (seconds, planner clock)
   bool holds(int rank) const {
     for (int r : holders)
@@ -29,12 +30,16 @@ class Directory {
   const VersionInfo* find(uint64_t version) const;
   VersionInfo& at(uint64_t version);
   void add_holder(uint64_t version, int rank);
-  // Forgets a version; returns the ranks that held it (to retire it there).
-  std::vector<int> remove(uint64_t version);
+  // Forgets a version; `holders` receives the ranks that held it (to retire
+  // it there). The caller's vector is reused: no allocation per version.
+  void remove(uint64_t version, std::vector<int>& holders);
   size_t size() const { return versions_.size(); }
 
  private:
-  std::unordered_map<uint64_t, VersionInfo> versions_;
+  // Entries and holder lists come from a pool: one version per task written
+  // must not mean one heap allocation per task.
+  std::pmr::unsynchronized_pool_resource memory_;
+  std::pmr::unordered_map<uint64_t, VersionInfo> versions_{&memory_};
 };
 
 }  // namespace taskgrid::data

@@ -157,7 +157,7 @@ void start(int* argc, char*** argv) {
     throw Error("taskgrid::start: MPI provides thread level " + std::to_string(provided) +
                 "; TaskGrid needs MPI_THREAD_MULTIPLE (initialise MPI with MPI_Init_thread)");
 
-  rt->transport = std::make_unique<comm::MpiTransport>(MPI_COMM_WORLD);
+  rt->transport = std::make_unique<comm::MpiTransport>(MPI_COMM_WORLD, rt->options.chunk_bytes);
   comm::MpiTransport& transport = *rt->transport;
   const int rank = transport.rank();
   runtime::set_abort_transport(&transport);

@@ -46,7 +46,8 @@ void ClusterPlanner::flush_all() {
 }
 
 void ClusterPlanner::retire(uint64_t version) {
-  for (int holder : directory_.remove(version))
+  directory_.remove(version, retired_holders_);
+  for (int holder : retired_holders_)
     batches_[static_cast<size_t>(holder)].add(wire::Kind::retire, wire::Retire{version});
 }
 

@@ -92,6 +92,7 @@ class ClusterPlanner final : public EngineListener {
   std::vector<graph::ResolvedAccess> resolved_;
   std::vector<sched::PlacedInput> placed_inputs_;
   std::vector<wire::Access> wire_accesses_;
+  std::vector<int> retired_holders_;
 };
 
 }  // namespace taskgrid::runtime

@@ -23,8 +23,9 @@ T* cookie_object(uint64_t cookie) {
   return reinterpret_cast<T*>(cookie & ~uint64_t{3});
 }
 
-// Completion records are flushed to the head when this many accumulate, or
-// when the rank runs out of work, or after this long.
+// Completion records go to the head when this many accumulate or the oldest
+// is this old. They are off the critical path (data moves peer to peer), so
+// batching them costs the program nothing but a late wait_all by < 1 ms.
 constexpr size_t kCompletionBatchBytes = 4096;
 constexpr uint64_t kCompletionDelayNs = 200'000;
 
@@ -470,11 +471,8 @@ void Engine::run() {
     active |= receive_control();
     active |= collect_finished();
     active |= poll_transfers();
-    // Out of local work: report completions at once so the head is not left
-    // waiting on a batch that will not fill.
-    const bool has_work = running_ > 0;
     active |= run_one_task_here();
-    flush_completions(!has_work || shutdown_requested_);
+    flush_completions(shutdown_requested_);
     if (listener_) listener_->on_poll();
     if (shutdown_requested_ && quiescent()) break;
     if (active) {

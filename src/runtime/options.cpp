@@ -30,6 +30,14 @@ RuntimeOptions read_options_from_environment() {
       throw Error("taskgrid: TASKGRID_MODE=\"" + name + "\" is not available; this build has: cluster");
     options.mode = name;
   }
+  if (const char* chunk = std::getenv("TASKGRID_CHUNK_BYTES"); chunk && *chunk) {
+    char* end = nullptr;
+    const long long value = std::strtoll(chunk, &end, 10);
+    if (*end != '\0' || value < 1)
+      throw Error(std::string("taskgrid: TASKGRID_CHUNK_BYTES=\"") + chunk +
+                  "\" must be a positive number of bytes");
+    options.chunk_bytes = static_cast<size_t>(value);
+  }
   if (const char* stats = std::getenv("TASKGRID_STATS"); stats && *stats)
     options.stats = std::string(stats) != "0";
   return options;

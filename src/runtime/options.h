@@ -13,6 +13,7 @@ struct RuntimeOptions {
   std::string scheduler = "heft";     // TASKGRID_SCHEDULER
   std::string mode = "cluster";       // TASKGRID_MODE
   bool stats = false;                 // TASKGRID_STATS=1
+  size_t chunk_bytes = 0;             // TASKGRID_CHUNK_BYTES (testing: force chunked transfers)
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.
