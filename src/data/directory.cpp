@@ -6,12 +6,11 @@
 namespace taskgrid::data {
 
 VersionInfo& Directory::add(uint64_t version, size_t bytes, int producer, double ready_at) {
-  auto [it, inserted] = versions_.try_emplace(version);
+  // Built with its holder list already on the pool: moving it in keeps the
+  // pool (assigning a pool vector afterwards would not).
+  auto [it, inserted] = versions_.try_emplace(
+      version, VersionInfo{bytes, producer, std::pmr::vector<int>(1, producer, &memory_), ready_at});
   if (!inserted) throw std::logic_error("directory: version " + std::to_string(version) + " added twice");
-  it->second.bytes = bytes;
-  it->second.producer = producer;
-  it->second.holders = std::pmr::vector<int>(1, producer, &memory_);
-  it->second.ready_at = ready_at;
   return it->second;
 }
 

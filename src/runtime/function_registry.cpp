@@ -10,6 +10,9 @@ namespace {
 
 struct Registry {
   std::mutex mutex;
+  // Names are copied: the caller's string need not outlive the call. Node
+  // based maps keep each name's address stable for RegisteredFunction::name.
+  std::unordered_map<uint32_t, std::string> names;
   std::unordered_map<uint32_t, RegisteredFunction> by_id;
   std::unordered_map<TaskFunction, uint32_t> by_function;
 };
@@ -51,7 +54,8 @@ FunctionId register_function(const char* name, TaskFunction fn) {
   if (r.by_function.count(fn))
     throw Error(std::string("taskgrid::register_function: the function registered as \"") + name +
                 "\" is already registered under another name");
-  r.by_id.emplace(id, detail::RegisteredFunction{fn, name});
+  const std::string& stored = r.names.emplace(id, name).first->second;
+  r.by_id.emplace(id, detail::RegisteredFunction{fn, stored.c_str()});
   r.by_function.emplace(fn, id);
   return {id};
 }

@@ -36,7 +36,7 @@ class PlacementPolicy {
   // Told where every task went (hinted ones too) and when each finishes.
   virtual void placed(const PlacementRequest&, int /*rank*/) {}
   virtual void completed(int /*rank*/) {}
-  // Estimated finish time of the last placed task (heft only; else now).
+  // Estimated finish time of the last placed task (heft only; others 0).
   virtual double estimated_finish() const { return 0; }
 };
 

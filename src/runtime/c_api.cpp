@@ -1,0 +1,418 @@
+// The C API (include/taskgrid/taskgrid.h) over the C++ API.
+//
+// Errors: every entry point catches everything, keeps the message in a
+// thread-local string for tg_last_error() and returns a status code.
+//
+// Task functions: a C task function takes a tg_task_context*, a C++ one a
+// TaskContext&, and the registry identifies functions by their C++ pointer. So
+// each registered C function gets its own slot in a fixed table and its own
+// C++ trampoline, trampoline<I>, which calls table[I]. Slots are handed out in
+// registration order and the id still comes from the name
+// (taskgrid::register_function), so ranks that register the same names agree
+// on the ids whatever the slot numbers.
+#include "taskgrid/taskgrid.h"
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "runtime/function_registry.h"
+#include "taskgrid/taskgrid.hpp"
+
+// What a C task function sees: the C++ context plus the failure reported by
+// tg_task_fail, which the trampoline turns into an exception after the call.
+struct tg_task_context {
+  taskgrid::TaskContext* context;
+  std::atomic<bool> failed{false};
+  std::mutex mutex;  // guards message
+  std::string message;
+};
+
+namespace {
+
+using taskgrid::AccessMode;
+
+static_assert(TG_IN == static_cast<int>(AccessMode::in));
+static_assert(TG_OUT == static_cast<int>(AccessMode::out));
+static_assert(TG_INOUT == static_cast<int>(AccessMode::inout));
+static_assert(sizeof(tg_data{}.id) == sizeof(taskgrid::DataHandle{}.id));
+
+// ------------------------------------------------------------- errors ----
+
+thread_local std::string last_error_text;
+thread_local const char* last_error = "";
+
+void set_last_error(const char* message) noexcept {
+  try {
+    last_error_text = message ? message : "taskgrid: unknown error";
+    last_error = last_error_text.c_str();
+  } catch (...) {
+    last_error = "taskgrid: out of memory while recording an error";
+  }
+}
+
+// A failure detected here, with its status code.
+struct CError {
+  int code;
+  std::string message;
+};
+
+[[noreturn]] void fail(int code, const char* function, const char* what) {
+  throw CError{code, std::string(function) + ": " + what};
+}
+
+// Runs `body`; any exception becomes a status code and tg_last_error().
+template <typename Body>
+int guarded(Body&& body) noexcept {
+  try {
+    body();
+    return TG_SUCCESS;
+  } catch (const CError& error) {
+    set_last_error(error.message.c_str());
+    return error.code;
+  } catch (const std::bad_alloc&) {
+    set_last_error("taskgrid: out of memory");
+    return TG_ERROR;
+  } catch (const std::exception& error) {
+    set_last_error(error.what());
+    return TG_ERROR;
+  } catch (...) {
+    set_last_error("taskgrid: unknown exception");
+    return TG_ERROR;
+  }
+}
+
+void require_running(const char* function) {
+  if (!taskgrid::is_running()) fail(TG_ERROR_STATE, function, "call tg_start() first");
+}
+
+void require_handle(const char* function, tg_data data) {
+  if (data.id == 0) fail(TG_ERROR_INVALID_ARGUMENT, function, "handle 0 is not a data handle");
+}
+
+taskgrid::DataHandle to_handle(tg_data data) { return taskgrid::DataHandle{data.id}; }
+
+// ---------------------------------------------------- function table ----
+
+constexpr size_t kSlots = TG_MAX_C_FUNCTIONS;
+
+struct Slot {
+  std::atomic<tg_task_fn> function{nullptr};
+  std::string name;  // the registry keeps a pointer to it: never changed once used
+  uint32_t id = 0;
+};
+
+struct Table {
+  std::mutex mutex;
+  size_t used = 0;
+  std::array<Slot, kSlots> slots;
+};
+
+// Constructed on first use: C++ static initialisers may register C functions.
+Table& table() {
+  static Table instance;
+  return instance;
+}
+
+void run_c_task(size_t slot, taskgrid::TaskContext& context) {
+  const tg_task_fn function = table().slots[slot].function.load(std::memory_order_acquire);
+  if (!function) throw taskgrid::Error("taskgrid: C task function slot " + std::to_string(slot) + " is empty");
+  tg_task_context c_context;
+  c_context.context = &context;
+  function(&c_context);
+  if (c_context.failed.load(std::memory_order_acquire)) {
+    std::lock_guard lock(c_context.mutex);
+    throw taskgrid::Error(c_context.message);
+  }
+}
+
+template <size_t I>
+void trampoline(taskgrid::TaskContext& context) {
+  run_c_task(I, context);
+}
+
+template <size_t... I>
+constexpr std::array<taskgrid::TaskFunction, sizeof...(I)> make_trampolines(std::index_sequence<I...>) {
+  return {&trampoline<I>...};
+}
+
+constexpr std::array<taskgrid::TaskFunction, kSlots> trampolines =
+    make_trampolines(std::make_index_sequence<kSlots>{});
+
+// ------------------------------------------------------- task context ----
+
+void record_failure(tg_task_context* ctx, const char* message) noexcept {
+  try {
+    std::lock_guard lock(ctx->mutex);
+    if (ctx->failed.load(std::memory_order_relaxed)) return;  // the first message wins
+    ctx->failed.store(true, std::memory_order_release);
+    ctx->message = message ? message : "tg_task_fail called without a message";
+  } catch (...) {
+    // Out of memory: the flag alone still fails the task, with an empty message.
+    ctx->failed.store(true, std::memory_order_release);
+  }
+}
+
+// A bad index inside a task: the C++ context would throw; here the caller
+// gets NULL/0, the message, and the task fails when it returns.
+void index_error(tg_task_context* ctx, const char* function, size_t index) noexcept {
+  char message[160];
+  std::snprintf(message, sizeof message, "%s(%zu): the task has %zu data accesses", function, index,
+                ctx->context->num_data());
+  set_last_error(message);
+  record_failure(ctx, message);
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* tg_last_error(void) { return last_error; }
+
+tg_task_options tg_default_task_options(void) {
+  tg_task_options options;
+  options.rank = -1;
+  options.cost = 0.0;
+  options.name = nullptr;
+  return options;
+}
+
+int tg_register_function(const char* name, tg_task_fn fn, uint32_t* id) {
+  return guarded([&] {
+    constexpr const char* kWho = "tg_register_function";
+    if (!id) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "id is NULL");
+    *id = 0;
+    if (!name || !*name) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "empty or NULL name");
+    if (!fn) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "function is NULL");
+    // Ranks > 0 never return from tg_start: a later registration would exist
+    // on rank 0 only, and tasks placed elsewhere would name an unknown id.
+    if (taskgrid::is_running())
+      fail(TG_ERROR_STATE, kWho, "register every function before tg_start(), on every rank");
+    Table& t = table();
+    std::lock_guard lock(t.mutex);
+    for (size_t i = 0; i < t.used; ++i) {
+      Slot& slot = t.slots[i];
+      if (slot.function.load(std::memory_order_relaxed) != fn) continue;
+      if (slot.name != name)
+        fail(TG_ERROR_INVALID_ARGUMENT, kWho,
+             ("the function registered as \"" + std::string(name) +
+              "\" is already registered as \"" + slot.name + "\"")
+                 .c_str());
+      *id = slot.id;
+      return;
+    }
+    if (t.used == kSlots)
+      fail(TG_ERROR_LIMIT, kWho,
+           ("cannot register \"" + std::string(name) + "\": all " + std::to_string(kSlots) +
+            " C task function slots (TG_MAX_C_FUNCTIONS) are used")
+               .c_str());
+    Slot& slot = t.slots[t.used];
+    slot.name = name;
+    try {
+      slot.id = taskgrid::register_function(slot.name.c_str(), trampolines[t.used]).value;
+    } catch (const std::exception& error) {
+      slot.name.clear();  // nothing was registered: the slot stays free
+      throw CError{TG_ERROR_INVALID_ARGUMENT, error.what()};
+    }
+    slot.function.store(fn, std::memory_order_release);
+    t.used += 1;
+    *id = slot.id;
+  });
+}
+
+int tg_start(int* argc, char*** argv) {
+  return guarded([&] {
+    if (taskgrid::is_running()) fail(TG_ERROR_STATE, "tg_start", "already started");
+    taskgrid::start(argc, argv);
+  });
+}
+
+int tg_finish(void) {
+  return guarded([&] {
+    require_running("tg_finish");
+    taskgrid::finish();
+  });
+}
+
+int tg_rank(int* rank) {
+  return guarded([&] {
+    if (!rank) fail(TG_ERROR_INVALID_ARGUMENT, "tg_rank", "rank is NULL");
+    require_running("tg_rank");
+    *rank = taskgrid::rank();
+  });
+}
+
+int tg_num_ranks(int* num_ranks) {
+  return guarded([&] {
+    if (!num_ranks) fail(TG_ERROR_INVALID_ARGUMENT, "tg_num_ranks", "num_ranks is NULL");
+    require_running("tg_num_ranks");
+    *num_ranks = taskgrid::num_ranks();
+  });
+}
+
+int tg_enter_data(void* host, size_t bytes, tg_data* out) {
+  return guarded([&] {
+    if (!out) fail(TG_ERROR_INVALID_ARGUMENT, "tg_enter_data", "out is NULL");
+    out->id = 0;
+    if (!host && bytes > 0)
+      fail(TG_ERROR_INVALID_ARGUMENT, "tg_enter_data", "host is NULL with a non-zero size");
+    require_running("tg_enter_data");
+    out->id = taskgrid::enter_data(host, bytes).id;
+  });
+}
+
+int tg_fetch(tg_data data) {
+  return guarded([&] {
+    require_handle("tg_fetch", data);
+    require_running("tg_fetch");
+    taskgrid::fetch(to_handle(data));
+  });
+}
+
+int tg_exit_data(tg_data data) {
+  return guarded([&] {
+    require_handle("tg_exit_data", data);
+    require_running("tg_exit_data");
+    taskgrid::exit_data(to_handle(data));
+  });
+}
+
+int tg_release(tg_data data) {
+  return guarded([&] {
+    require_handle("tg_release", data);
+    require_running("tg_release");
+    taskgrid::release(to_handle(data));
+  });
+}
+
+int tg_submit(uint32_t function, const tg_access* accesses, size_t num_accesses,
+              const tg_task_options* options, const void* args, size_t args_size) {
+  return guarded([&] {
+    constexpr const char* kWho = "tg_submit";
+    require_running(kWho);
+    if (!accesses && num_accesses > 0)
+      fail(TG_ERROR_INVALID_ARGUMENT, kWho, "accesses is NULL with num_accesses > 0");
+    if (!args && args_size > 0)
+      fail(TG_ERROR_INVALID_ARGUMENT, kWho, "args is NULL with args_size > 0");
+    if (!taskgrid::detail::find_function(taskgrid::FunctionId{function}))
+      fail(TG_ERROR_INVALID_ARGUMENT, kWho,
+           ("function id " + std::to_string(function) + " is not registered").c_str());
+    std::vector<taskgrid::DataAccess> converted(num_accesses);
+    for (size_t i = 0; i < num_accesses; ++i) {
+      const tg_access& a = accesses[i];
+      // A C caller may store any integer in the enum; reading such a value as
+      // the C++ enum type is undefined, so read its bytes as an integer.
+      std::underlying_type_t<tg_access_mode> raw_mode;
+      static_assert(sizeof raw_mode == sizeof a.mode);
+      std::memcpy(&raw_mode, &a.mode, sizeof raw_mode);
+      const long long mode = static_cast<long long>(raw_mode);
+      if (mode != TG_IN && mode != TG_OUT && mode != TG_INOUT)
+        fail(TG_ERROR_INVALID_ARGUMENT, kWho,
+             ("access " + std::to_string(i) + " has mode " + std::to_string(mode) +
+              " (TG_IN, TG_OUT or TG_INOUT)")
+                 .c_str());
+      if (a.data.id == 0)
+        fail(TG_ERROR_INVALID_ARGUMENT, kWho,
+             ("access " + std::to_string(i) + " has handle 0").c_str());
+      converted[i] = taskgrid::DataAccess{to_handle(a.data), static_cast<AccessMode>(mode)};
+    }
+    const tg_task_options c_options = options ? *options : tg_default_task_options();
+    taskgrid::TaskOptions cpp_options;
+    cpp_options.rank = c_options.rank;
+    cpp_options.cost = c_options.cost;
+    // TaskOptions::name is a borrowed pointer; the runtime does not keep it
+    // past submit (traces and errors use the registered name).
+    cpp_options.name = c_options.name;
+    taskgrid::submit_packed(taskgrid::FunctionId{function}, converted.data(), converted.size(),
+                            cpp_options, args, args_size);
+  });
+}
+
+int tg_wait_all(void) {
+  return guarded([&] {
+    require_running("tg_wait_all");
+    taskgrid::wait_all();
+  });
+}
+
+int tg_wait(tg_data data) {
+  return guarded([&] {
+    require_handle("tg_wait", data);
+    require_running("tg_wait");
+    taskgrid::wait(to_handle(data));
+  });
+}
+
+void* tg_task_data(tg_task_context* ctx, size_t index) {
+  if (!ctx) {
+    set_last_error("tg_task_data: ctx is NULL");
+    return nullptr;
+  }
+  if (index >= ctx->context->num_data()) {
+    index_error(ctx, "tg_task_data", index);
+    return nullptr;
+  }
+  return ctx->context->data(index);
+}
+
+size_t tg_task_size(tg_task_context* ctx, size_t index) {
+  if (!ctx) {
+    set_last_error("tg_task_size: ctx is NULL");
+    return 0;
+  }
+  if (index >= ctx->context->num_data()) {
+    index_error(ctx, "tg_task_size", index);
+    return 0;
+  }
+  return ctx->context->size(index);
+}
+
+size_t tg_task_num_data(tg_task_context* ctx) {
+  if (!ctx) {
+    set_last_error("tg_task_num_data: ctx is NULL");
+    return 0;
+  }
+  return ctx->context->num_data();
+}
+
+const void* tg_task_args(tg_task_context* ctx) {
+  if (!ctx) {
+    set_last_error("tg_task_args: ctx is NULL");
+    return nullptr;
+  }
+  return ctx->context->args_size() ? ctx->context->args() : nullptr;
+}
+
+size_t tg_task_args_size(tg_task_context* ctx) {
+  if (!ctx) {
+    set_last_error("tg_task_args_size: ctx is NULL");
+    return 0;
+  }
+  return ctx->context->args_size();
+}
+
+int tg_task_rank(tg_task_context* ctx) {
+  if (!ctx) {
+    set_last_error("tg_task_rank: ctx is NULL");
+    return -1;
+  }
+  return ctx->context->rank();
+}
+
+void tg_task_fail(tg_task_context* ctx, const char* message) {
+  if (!ctx) {
+    set_last_error("tg_task_fail: ctx is NULL (call it from a task function with its context)");
+    return;
+  }
+  record_failure(ctx, message);
+}
+
+}  // extern "C"

@@ -1,0 +1,86 @@
+// sched::CostModel: task durations (hint, measured moving average, default)
+// and transfer times (latency + bytes / bandwidth).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "sched/cost_model.h"
+
+namespace {
+
+using taskgrid::sched::CostModel;
+
+TEST(CostModel, UnknownFunctionUsesTheDefault) {
+  const CostModel costs(1e-6, 1e9);
+  EXPECT_EQ(costs.task_seconds(42, 0), CostModel::kUnknownTaskSeconds);
+  EXPECT_GT(CostModel::kUnknownTaskSeconds, 0.0);  // unknown tasks still spread
+}
+
+TEST(CostModel, CostHintWins) {
+  CostModel costs(1e-6, 1e9);
+  EXPECT_DOUBLE_EQ(costs.task_seconds(42, 0.5), 0.5);  // unknown function
+  costs.record_duration(42, 2.0);
+  EXPECT_DOUBLE_EQ(costs.task_seconds(42, 0.5), 0.5);  // measured one
+  EXPECT_DOUBLE_EQ(costs.task_seconds(42, 3.0), 3.0);
+  // Only a positive hint counts.
+  EXPECT_DOUBLE_EQ(costs.task_seconds(42, 0.0), 2.0);
+  EXPECT_DOUBLE_EQ(costs.task_seconds(42, -1.0), 2.0);
+  EXPECT_EQ(costs.task_seconds(7, -1.0), CostModel::kUnknownTaskSeconds);
+}
+
+TEST(CostModel, FirstSampleIsTheEstimate) {
+  CostModel costs(0, 1);
+  costs.record_duration(1, 0.25);
+  EXPECT_DOUBLE_EQ(costs.task_seconds(1, 0), 0.25);
+}
+
+TEST(CostModel, MovingAverageConvergesTowardRepeatedSamples) {
+  CostModel costs(0, 1);
+  costs.record_duration(1, 1.0);
+  double previous = costs.task_seconds(1, 0);
+  for (int i = 0; i < 200; ++i) {
+    costs.record_duration(1, 3.0);
+    const double now = costs.task_seconds(1, 0);
+    EXPECT_GT(now, previous - 1e-15) << "sample " << i;  // moves toward 3
+    EXPECT_LE(now, 3.0 + 1e-12) << "an average never overshoots";
+    previous = now;
+  }
+  EXPECT_NEAR(costs.task_seconds(1, 0), 3.0, 1e-3);
+  // And back down.
+  for (int i = 0; i < 200; ++i) costs.record_duration(1, 0.5);
+  EXPECT_NEAR(costs.task_seconds(1, 0), 0.5, 1e-3);
+}
+
+TEST(CostModel, OneOutlierMovesTheAverageOnlyPartly) {
+  CostModel costs(0, 1);
+  for (int i = 0; i < 50; ++i) costs.record_duration(1, 1.0);
+  costs.record_duration(1, 101.0);
+  const double estimate = costs.task_seconds(1, 0);
+  EXPECT_GT(estimate, 1.0);
+  EXPECT_LT(estimate, 101.0);
+}
+
+TEST(CostModel, FunctionsAreMeasuredSeparately) {
+  CostModel costs(0, 1);
+  costs.record_duration(1, 1.0);
+  costs.record_duration(2, 5.0);
+  EXPECT_DOUBLE_EQ(costs.task_seconds(1, 0), 1.0);
+  EXPECT_DOUBLE_EQ(costs.task_seconds(2, 0), 5.0);
+  EXPECT_EQ(costs.task_seconds(3, 0), CostModel::kUnknownTaskSeconds);
+}
+
+TEST(CostModel, TransferIsLatencyPlusBytesOverBandwidth) {
+  const CostModel costs(2e-6, 1e9);
+  EXPECT_DOUBLE_EQ(costs.latency(), 2e-6);
+  EXPECT_DOUBLE_EQ(costs.bandwidth(), 1e9);
+  EXPECT_DOUBLE_EQ(costs.transfer_seconds(0), 2e-6);
+  EXPECT_DOUBLE_EQ(costs.transfer_seconds(1000), 2e-6 + 1e-6);
+  EXPECT_DOUBLE_EQ(costs.transfer_seconds(1000000000), 1.0 + 2e-6);
+  const CostModel slow(1.0, 100.0);
+  EXPECT_DOUBLE_EQ(slow.transfer_seconds(50), 1.5);
+  EXPECT_DOUBLE_EQ(slow.transfer_seconds(size_t{1} << 40),
+                   1.0 + static_cast<double>(size_t{1} << 40) / 100.0);
+}
+
+}  // namespace

@@ -1,0 +1,350 @@
+// sched::make_policy and the three placement policies. The engine calls
+// place() for an unhinted task, then placed() with the rank it went to
+// (hinted tasks get only placed()), and completed() when a task finishes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "data/directory.h"
+#include "sched/cost_model.h"
+#include "sched/placement.h"
+#include "taskgrid/taskgrid.hpp"
+
+namespace {
+
+using taskgrid::data::VersionInfo;
+using taskgrid::sched::CostModel;
+using taskgrid::sched::make_policy;
+using taskgrid::sched::PlacedInput;
+using taskgrid::sched::PlacementPolicy;
+using taskgrid::sched::PlacementRequest;
+
+VersionInfo version(size_t bytes, std::vector<int> holders, double ready_at = 0) {
+  VersionInfo v;
+  v.bytes = bytes;
+  v.producer = holders.empty() ? 0 : holders.front();
+  v.holders.assign(holders.begin(), holders.end());
+  v.ready_at = ready_at;
+  return v;
+}
+
+// A request over `versions` (kept alive by the caller).
+struct Request {
+  std::vector<PlacedInput> inputs;
+  PlacementRequest request;
+  explicit Request(const std::vector<const VersionInfo*>& versions = {}, double cost_hint = 0,
+                   double now = 0, uint32_t function = 1) {
+    for (const VersionInfo* v : versions) inputs.push_back(PlacedInput{v});
+    request.function = function;
+    request.cost_hint = cost_hint;
+    request.inputs = inputs.empty() ? nullptr : inputs.data();
+    request.num_inputs = inputs.size();
+    request.now = now;
+  }
+};
+
+// place() then placed(), as the engine does for an unhinted task.
+int schedule(PlacementPolicy& policy, const PlacementRequest& request) {
+  const int rank = policy.place(request);
+  policy.placed(request, rank);
+  return rank;
+}
+
+// ------------------------------------------------------------ make_policy --
+
+TEST(Placement, MakePolicyByName) {
+  const CostModel costs(1e-6, 1e9);
+  for (const char* name : {"round_robin", "locality", "heft"}) {
+    auto policy = make_policy(name, 4, 2, costs);
+    ASSERT_NE(policy, nullptr) << name;
+    EXPECT_EQ(std::string(policy->name()), name);
+  }
+}
+
+TEST(Placement, BadNameThrowsNamingTheChoices) {
+  const CostModel costs(1e-6, 1e9);
+  for (const char* bad : {"fifo", "", "HEFT", "round-robin"}) {
+    try {
+      make_policy(bad, 4, 1, costs);
+      ADD_FAILURE() << "no error for \"" << bad << "\"";
+    } catch (const taskgrid::Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("round_robin"), std::string::npos) << message;
+      EXPECT_NE(message.find("locality"), std::string::npos) << message;
+      EXPECT_NE(message.find("heft"), std::string::npos) << message;
+      EXPECT_NE(message.find(std::string("\"") + bad + "\""), std::string::npos) << message;
+    }
+  }
+}
+
+// ------------------------------------------------------------ round_robin --
+
+TEST(Placement, RoundRobinCycles) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("round_robin", 3, 1, costs);
+  const VersionInfo held = version(1 << 20, {2});
+  const Request with_input({&held});
+  const Request without;
+  std::vector<int> got;
+  for (int i = 0; i < 7; ++i)
+    got.push_back(schedule(*policy, (i % 2 ? with_input : without).request));
+  EXPECT_EQ(got, (std::vector<int>{0, 1, 2, 0, 1, 2, 0}));
+}
+
+TEST(Placement, RoundRobinOneRank) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("round_robin", 1, 4, costs);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(schedule(*policy, Request().request), 0);
+}
+
+// --------------------------------------------------------------- locality --
+
+TEST(Placement, LocalityPicksTheRankHoldingMostInputBytes) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("locality", 4, 1, costs);
+  const VersionInfo a = version(100, {2});
+  const VersionInfo b = version(50, {1});
+  EXPECT_EQ(policy->place(Request({&a, &b}).request), 2);
+
+  // Bytes add up over inputs: 60 + 60 on rank 3 beat 100 on rank 1.
+  const VersionInfo c = version(100, {1});
+  const VersionInfo d = version(60, {3});
+  const VersionInfo e = version(60, {3});
+  EXPECT_EQ(policy->place(Request({&c, &d, &e}).request), 3);
+
+  // A version held by several ranks counts for each of them: rank 3 holds
+  // 100 + 10, rank 1 holds 10 + 95, rank 0 holds 100.
+  const VersionInfo f = version(100, {0, 3});
+  const VersionInfo g = version(10, {3, 1});
+  const VersionInfo k = version(95, {1});
+  EXPECT_EQ(policy->place(Request({&f, &g, &k}).request), 3);
+  // ...and rank 1 wins once its own input outweighs the shared ones.
+  const VersionInfo m = version(120, {1});
+  EXPECT_EQ(policy->place(Request({&f, &g, &m}).request), 1);
+}
+
+TEST(Placement, LocalityIgnoresInFlightWhenBytesDiffer) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("locality", 3, 1, costs);
+  const VersionInfo a = version(1000, {1});
+  const Request request({&a});
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(schedule(*policy, request.request), 1);
+}
+
+TEST(Placement, LocalityBreaksTiesByFewestTasksInFlight) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("locality", 4, 1, costs);
+  const VersionInfo shared = version(100, {1, 2});
+  const Request request({&shared});
+  const Request elsewhere;
+
+  // Rank 1 gets two tasks in flight, rank 2 one: rank 2 wins the tie.
+  policy->placed(elsewhere.request, 1);
+  policy->placed(elsewhere.request, 1);
+  policy->placed(elsewhere.request, 2);
+  EXPECT_EQ(policy->place(request.request), 2);
+
+  // Rank 1's tasks complete: now rank 1 has fewer.
+  policy->completed(1);
+  policy->completed(1);
+  EXPECT_EQ(policy->place(request.request), 1);
+
+  // Equal again: either holder is acceptable, never a non-holder.
+  policy->placed(elsewhere.request, 1);
+  const int rank = policy->place(request.request);
+  EXPECT_TRUE(rank == 1 || rank == 2) << rank;
+}
+
+TEST(Placement, LocalitySpreadsTasksWithoutInputs) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("locality", 4, 1, costs);
+  std::vector<int> count(4, 0);
+  for (int i = 0; i < 8; ++i) ++count[static_cast<size_t>(schedule(*policy, Request().request))];
+  EXPECT_EQ(count, (std::vector<int>{2, 2, 2, 2}));
+
+  // After completions on rank 3, the next input-less task goes there.
+  policy->completed(3);
+  EXPECT_EQ(policy->place(Request().request), 3);
+}
+
+// ------------------------------------------------------------------- heft --
+
+TEST(Placement, HeftSlowNetworkStaysWithTheData) {
+  const CostModel costs(1.0, 1e9);  // 1 s latency
+  auto policy = make_policy("heft", 4, 1, costs);
+  const VersionInfo a = version(1000, {2});
+  EXPECT_EQ(policy->place(Request({&a}).request), 2);
+  const VersionInfo b = version(8, {3}, 0.5);
+  EXPECT_EQ(policy->place(Request({&b}, 0.25).request), 3);
+}
+
+TEST(Placement, HeftFastNetworkAvoidsABusyHolder) {
+  const CostModel costs(1e-9, 1e12);
+  auto policy = make_policy("heft", 4, 1, costs);
+  const VersionInfo a = version(1000, {0});
+  const Request request({&a}, 1.0);
+  // Book rank 0 for ten seconds (hinted tasks: placed() only).
+  for (int i = 0; i < 10; ++i) policy->placed(Request({}, 1.0).request, 0);
+  const int rank = policy->place(request.request);
+  EXPECT_NE(rank, 0);
+  EXPECT_GE(rank, 0);
+  EXPECT_LT(rank, 4);
+  EXPECT_NEAR(policy->estimated_finish(), 1.0, 1e-3);  // starts at once elsewhere
+}
+
+TEST(Placement, HeftIdleHolderKeepsTheData) {
+  // Even a fast network is slower than none: an idle holder wins.
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("heft", 4, 1, costs);
+  const VersionInfo a = version(1 << 20, {3});
+  EXPECT_EQ(policy->place(Request({&a}, 1.0).request), 3);
+}
+
+TEST(Placement, HeftSpreadsIndependentTasksOverRanksAndThreads) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("heft", 2, 2, costs);
+  std::vector<int> count(2, 0);
+  for (int i = 0; i < 4; ++i) {
+    const Request request({}, 1.0);
+    ++count[static_cast<size_t>(schedule(*policy, request.request))];
+    // Four workers: all four run at once.
+    EXPECT_NEAR(policy->estimated_finish(), 1.0, 1e-9) << "task " << i;
+  }
+  EXPECT_EQ(count, (std::vector<int>{2, 2}));
+  // A fifth waits for a worker.
+  schedule(*policy, Request({}, 1.0).request);
+  EXPECT_NEAR(policy->estimated_finish(), 2.0, 1e-9);
+}
+
+TEST(Placement, HeftSpreadsOverManyRanks) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("heft", 4, 1, costs);
+  std::vector<int> count(4, 0);
+  for (int i = 0; i < 12; ++i)
+    ++count[static_cast<size_t>(schedule(*policy, Request({}, 1.0).request))];
+  EXPECT_EQ(count, (std::vector<int>{3, 3, 3, 3}));
+}
+
+TEST(Placement, HeftRespectsCostHints) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("heft", 2, 1, costs);
+  // A long task on one rank; short ones then keep to the other rank until it
+  // is as loaded as the first.
+  const int long_rank = schedule(*policy, Request({}, 10.0).request);
+  EXPECT_NEAR(policy->estimated_finish(), 10.0, 1e-9);
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_NE(schedule(*policy, Request({}, 1.0).request), long_rank) << "short task " << i;
+    EXPECT_NEAR(policy->estimated_finish(), i + 1.0, 1e-9);
+  }
+  // The hint overrides a measured duration of the same function.
+  CostModel measured(1e-6, 1e9);
+  measured.record_duration(5, 100.0);
+  auto heft = make_policy("heft", 1, 1, measured);
+  schedule(*heft, Request({}, 2.0, 0, 5).request);
+  EXPECT_NEAR(heft->estimated_finish(), 2.0, 1e-9);
+}
+
+TEST(Placement, HeftUsesMeasuredDurationsWithoutAHint) {
+  CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("heft", 1, 1, costs);
+  schedule(*policy, Request({}, 0, 0, 77).request);
+  EXPECT_NEAR(policy->estimated_finish(), CostModel::kUnknownTaskSeconds, 1e-12);
+  costs.record_duration(77, 3.0);  // the policy sees the model's updates
+  schedule(*policy, Request({}, 0, 0, 77).request);
+  EXPECT_NEAR(policy->estimated_finish(), CostModel::kUnknownTaskSeconds + 3.0, 1e-9);
+}
+
+TEST(Placement, HeftEstimatedFinishGrowsAsTasksAreBooked) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("heft", 2, 1, costs);
+  double previous = 0;
+  for (int i = 0; i < 10; ++i) {
+    schedule(*policy, Request({}, 0.5).request);
+    const double finish = policy->estimated_finish();
+    EXPECT_GE(finish, previous) << "task " << i;
+    previous = finish;
+  }
+  EXPECT_NEAR(previous, 2.5, 1e-9);  // ten half-second tasks on two ranks
+
+  // One worker: every booked task ends strictly later than the one before.
+  auto single = make_policy("heft", 1, 1, costs);
+  previous = single->estimated_finish();
+  for (int i = 0; i < 5; ++i) {
+    single->placed(Request({}, 0.5).request, 0);
+    EXPECT_GT(single->estimated_finish(), previous) << "task " << i;
+    previous = single->estimated_finish();
+  }
+  EXPECT_NEAR(previous, 2.5, 1e-9);
+}
+
+TEST(Placement, HeftStartsNoEarlierThanNowAndTheData) {
+  const CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("heft", 2, 1, costs);
+  schedule(*policy, Request({}, 1.0, 5.0).request);
+  EXPECT_NEAR(policy->estimated_finish(), 6.0, 1e-9);
+  const VersionInfo late = version(8, {1}, 20.0);  // produced at t = 20
+  EXPECT_EQ(schedule(*policy, Request({&late}, 1.0, 5.0).request), 1);
+  EXPECT_NEAR(policy->estimated_finish(), 21.0, 1e-9);
+}
+
+// -------------------------------------------------------------- property --
+
+TEST(Placement, EveryPolicyPlacesWithinTheRanks) {
+  std::mt19937_64 rng(20240611);
+  const auto uniform = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  const auto real = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  for (int trial = 0; trial < 60; ++trial) {
+    const int ranks = uniform(1, 9);
+    const int threads = uniform(0, 4);  // 0: the policy must still cope
+    const CostModel costs(real(0, 1e-3), real(1e6, 1e11));
+    for (const char* name : {"round_robin", "locality", "heft"}) {
+      auto policy = make_policy(name, ranks, threads, costs);
+      std::deque<int> running;
+      double now = 0;
+      for (int task = 0; task < 200; ++task) {
+        now += real(0, 1e-3);
+        std::vector<VersionInfo> versions(static_cast<size_t>(uniform(0, 4)));
+        for (VersionInfo& v : versions) {
+          v.bytes = static_cast<size_t>(uniform(0, 1 << 22));
+          v.producer = uniform(0, ranks - 1);
+          v.holders = {v.producer};
+          for (int extra = uniform(0, 2); extra > 0; --extra) {
+            const int holder = uniform(0, ranks - 1);
+            if (!v.holds(holder)) v.holders.push_back(holder);
+          }
+          v.ready_at = now + real(-1e-3, 1e-2);
+        }
+        std::vector<const VersionInfo*> pointers;
+        for (const VersionInfo& v : versions) pointers.push_back(&v);
+        const double hint = uniform(0, 1) ? real(1e-6, 1e-2) : 0.0;
+        const Request request(pointers, hint, now, static_cast<uint32_t>(uniform(1, 3)));
+        int rank;
+        if (uniform(0, 9) == 0) {
+          rank = uniform(0, ranks - 1);  // a hinted task
+        } else {
+          rank = policy->place(request.request);
+          ASSERT_GE(rank, 0) << name << " ranks " << ranks << " task " << task;
+          ASSERT_LT(rank, ranks) << name << " ranks " << ranks << " task " << task;
+        }
+        policy->placed(request.request, rank);
+        running.push_back(rank);
+        while (!running.empty() && uniform(0, 2) == 0) {
+          policy->completed(running.front());
+          running.pop_front();
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
