@@ -1,0 +1,165 @@
+/* TaskGrid public C API (C99), for C and Fortran (ISO_C_BINDING) programs.
+ *
+ * The same model as the C++ API (taskgrid/taskgrid.hpp): register task
+ * functions identically on every rank, start the runtime, hand buffers to it,
+ * submit tasks with in/out/inout accesses, copy results back, finish.
+ *
+ *   static void scale(tg_task_context* ctx) {
+ *     double factor;
+ *     double* v = (double*)tg_task_data(ctx, 0);
+ *     size_t n = tg_task_size(ctx, 0) / sizeof(double);
+ *     memcpy(&factor, tg_task_args(ctx), sizeof factor);
+ *     for (size_t i = 0; i < n; ++i) v[i] *= factor;
+ *   }
+ *
+ *   int main(int argc, char** argv) {
+ *     uint32_t scale_id;
+ *     tg_data h;
+ *     double v[1000], factor = 2.0;
+ *     tg_register_function("scale", scale, &scale_id);  // every rank, before tg_start
+ *     tg_start(&argc, &argv);                            // ranks > 0 serve here, then exit
+ *     tg_enter_data(v, sizeof v, &h);                    // map(to:)
+ *     tg_access a = {h, TG_INOUT};
+ *     tg_submit(scale_id, &a, 1, NULL, &factor, sizeof factor);
+ *     tg_exit_data(h);                                   // map(from:)
+ *     return tg_finish();
+ *   }
+ *
+ * Errors: every function that can fail returns an int status, TG_SUCCESS (0)
+ * or one of the TG_ERROR* codes, and tg_last_error() gives the message of the
+ * last failure on the calling thread. No C++ exception ever crosses this API.
+ *
+ * A task function reports a failure with tg_task_fail() and returns; the
+ * runtime then ends the whole job with a message naming the task and the rank
+ * (as an exception thrown from a C++ task function does).
+ */
+#ifndef TASKGRID_TASKGRID_H
+#define TASKGRID_TASKGRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- status -- */
+
+enum {
+  TG_SUCCESS = 0,
+  TG_ERROR = 1,                  /* a runtime failure (unknown handle, after finish, ...) */
+  TG_ERROR_INVALID_ARGUMENT = 2, /* NULL pointer, bad access mode, unregistered function id */
+  TG_ERROR_STATE = 3,            /* called at the wrong time: before tg_start, on a serving rank,
+                                    tg_register_function after tg_start */
+  TG_ERROR_LIMIT = 4             /* a fixed limit is reached (the C function table is full) */
+};
+
+/* The message of the last failed call on this thread; "" when none failed.
+ * Successful calls leave it unchanged. Valid until this thread's next failure. */
+const char* tg_last_error(void);
+
+/* ------------------------------------------------------------------ data -- */
+
+/* A registered buffer; id 0 is "no handle". */
+typedef struct {
+  uint64_t id;
+} tg_data;
+
+typedef enum { TG_IN = 1, TG_OUT = 2, TG_INOUT = 3 } tg_access_mode;
+
+/* One depend clause of a task: which buffer and how the task uses it. */
+typedef struct {
+  tg_data data;
+  tg_access_mode mode;
+} tg_access;
+
+/* ----------------------------------------------------------------- tasks -- */
+
+/* What a running task sees (opaque; valid only during the task function). */
+typedef struct tg_task_context tg_task_context;
+typedef void (*tg_task_fn)(tg_task_context* ctx);
+
+/* The maximum number of C task functions a program can register. */
+#define TG_MAX_C_FUNCTIONS 256
+
+typedef struct {
+  int rank;         /* placement hint: run on this rank (-1: the scheduler decides) */
+  double cost;      /* cost hint in seconds (0: use measured durations) */
+  const char* name; /* reserved for traces (may be NULL) */
+} tg_task_options;
+
+/* {rank = -1, cost = 0, name = NULL} */
+tg_task_options tg_default_task_options(void);
+
+/* Registers `fn` under `name` (copied) and stores its id in *id. Call it on
+ * every rank with the same names, before tg_start. The id is derived from the
+ * name, so it is the same on every rank. Registering the same function under
+ * the same name again returns the same id; another function under a taken
+ * name, or one function under two names, is an error. At most
+ * TG_MAX_C_FUNCTIONS functions. */
+int tg_register_function(const char* name, tg_task_fn fn, uint32_t* id);
+
+/* ------------------------------------------------------------- lifecycle -- */
+
+/* Initialises MPI (argc/argv may be NULL) and starts the runtime. Rank 0
+ * returns and runs the program; other ranks serve rank 0 until it calls
+ * tg_finish, then exit the process with the job's status (this call does not
+ * return on them). */
+int tg_start(int* argc, char*** argv);
+/* Waits for all tasks, stops every rank, finalises MPI if tg_start
+ * initialised it. Returns TG_SUCCESS, the program's exit status. */
+int tg_finish(void);
+int tg_rank(int* rank);
+int tg_num_ranks(int* num_ranks);
+
+/* ------------------------------------------------------------------ data -- */
+
+/* `target enter data map(to:)`: copies `bytes` from `host` into the runtime
+ * and stores a new handle in *out. `host` stays registered for tg_fetch. */
+int tg_enter_data(void* host, size_t bytes, tg_data* out);
+/* `target update from`: waits for the writers of `data` and copies its latest
+ * version into the host buffer given at tg_enter_data. */
+int tg_fetch(tg_data data);
+/* `target exit data map(from:)`: tg_fetch then tg_release. */
+int tg_exit_data(tg_data data);
+/* Forgets `data` once the tasks already submitted on it are done. */
+int tg_release(tg_data data);
+
+/* ----------------------------------------------------------------- tasks -- */
+
+/* Submits a task running `function` (an id from tg_register_function) with
+ * these accesses (num_accesses == 0: `accesses` may be NULL) and `args_size`
+ * bytes at `args` copied by value (args may be NULL when args_size is 0).
+ * `options` NULL means tg_default_task_options(). */
+int tg_submit(uint32_t function, const tg_access* accesses, size_t num_accesses,
+              const tg_task_options* options, const void* args, size_t args_size);
+/* Waits until every submitted task has completed. */
+int tg_wait_all(void);
+/* Waits until every submitted task that accesses `data` has completed. */
+int tg_wait(tg_data data);
+
+/* --------------------------------------------------------- inside a task -- */
+
+/* The buffer of access `index` (in submission order) and its size in bytes.
+ * An index out of range returns NULL / 0, sets tg_last_error and fails the
+ * task (as tg_task_fail does). */
+void* tg_task_data(tg_task_context* ctx, size_t index);
+size_t tg_task_size(tg_task_context* ctx, size_t index);
+size_t tg_task_num_data(tg_task_context* ctx);
+/* The by-value arguments given to tg_submit (NULL when there are none). */
+const void* tg_task_args(tg_task_context* ctx);
+size_t tg_task_args_size(tg_task_context* ctx);
+/* The rank running the task (-1 when ctx is NULL). */
+int tg_task_rank(tg_task_context* ctx);
+/* Marks the task failed with `message` (copied; NULL gives a generic one).
+ * The task function should return soon after: when it does, the job ends with
+ * "error: taskgrid: rank R: task '<name>' (id N) failed: <message>". The first
+ * message wins. May be called from threads the task function starts, as long
+ * as they finish before it returns. */
+void tg_task_fail(tg_task_context* ctx, const char* message);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TASKGRID_TASKGRID_H */
