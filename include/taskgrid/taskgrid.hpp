@@ -141,6 +141,9 @@ struct TaskOptions {
 // starts this rank's engine. In cluster mode (the default, TASKGRID_MODE=cluster)
 // rank 0 returns and runs the program; the other ranks serve the head until it
 // calls finish(), then finalise and exit the process with the job's status.
+// In spmd mode (TASKGRID_MODE=spmd) every rank returns, runs the program and
+// must submit the same sequence of enter_data/submit calls (checked: a rank
+// that diverges stops the job with a message naming the first difference).
 void start(int* argc, char*** argv);
 // Waits for all tasks, stops every rank's engine, finalises MPI if start()
 // initialised it. Returns 0 (the program's exit status on success).
@@ -154,9 +157,18 @@ bool is_running();
 
 // `target enter data map(to:)`: copies `bytes` from `host` into the runtime
 // and returns a handle. The host buffer stays registered for exit_data/fetch.
+// Cluster mode: the data starts on rank 0. spmd mode: every rank makes the
+// same call; the data starts on its owner (from the owner's host buffer):
+// `owner`, or handle number modulo ranks when not given.
 DataHandle enter_data(void* host, size_t bytes);
+DataHandle enter_data(void* host, size_t bytes, int owner);
+// The rank that owns `h` (spmd: where tasks writing it run by default).
+int owner(DataHandle h);
+// True in spmd mode (TASKGRID_MODE=spmd): every rank runs the program.
+bool is_spmd();
 // `target update from`: waits for the tasks that write `h` and copies its
-// latest version into the host buffer given at enter_data.
+// latest version into the host buffer given at enter_data (cluster mode: on
+// rank 0; spmd mode: on the owner, other ranks only wait for their tasks).
 void fetch(DataHandle h);
 // `target exit data map(from:)`: fetch(h) then release(h).
 void exit_data(DataHandle h);
@@ -202,7 +214,7 @@ void submit(TaskFunction fn, std::initializer_list<DataAccess> accesses,
   submit(function_id(fn), accesses, options, args...);
 }
 
-// Waits until every submitted task has completed.
+// Waits until every submitted task has completed (spmd: this rank's tasks).
 void wait_all();
 // Waits until every submitted task that accesses `h` has completed.
 void wait(DataHandle h);

@@ -9,7 +9,8 @@
 #include <thread>
 
 #include "comm/mpi_transport.h"
-#include "runtime/cluster_planner.h"
+#include "runtime/divergence_check.h"
+#include "runtime/planner.h"
 #include "runtime/engine.h"
 #include "runtime/options.h"
 #include "trace/trace.h"
@@ -37,7 +38,8 @@ struct Runtime {
   bool initialized_mpi = false;
   std::unique_ptr<comm::MpiTransport> transport;
   std::unique_ptr<runtime::Engine> engine;
-  std::unique_ptr<runtime::ClusterPlanner> planner;
+  std::unique_ptr<runtime::DivergenceCheck> divergence;
+  std::unique_ptr<runtime::Planner> planner;
   std::thread engine_thread;
 };
 
@@ -49,7 +51,7 @@ Runtime& running() {
   return *state;
 }
 
-runtime::ClusterPlanner& planner() {
+runtime::Planner& planner() {
   Runtime& rt = running();
   if (!rt.planner) throw Error("taskgrid: this rank serves the head; only rank 0 submits work");
   return *rt.planner;
@@ -125,6 +127,7 @@ void shut_down_rank() {
   if (rt.options.stats) print_stats(comm, rt.engine->stats(), rt.transport->rank(), rt.transport->size());
   trace::write_job_trace(comm);
   rt.planner.reset();
+  rt.divergence.reset();
   rt.engine.reset();
   runtime::set_abort_transport(nullptr);
   rt.transport.reset();
@@ -163,7 +166,10 @@ void start(int* argc, char*** argv) {
   runtime::set_abort_transport(&transport);
   trace::configure(rank);
 
+  const bool spmd = rt->options.mode == "spmd";
   runtime::PlannerConfig config;
+  config.mode = spmd ? runtime::PlannerMode::spmd : runtime::PlannerMode::cluster;
+  config.rank = rank;
   config.ranks = transport.size();
   config.max_tag = transport.max_tag();
   config.scheduler = rt->options.scheduler;
@@ -172,13 +178,19 @@ void start(int* argc, char*** argv) {
                                 : runtime::default_threads(transport.communicator());
   if (config.ranks > 1) calibrate(transport.communicator(), rank, config);
 
-  rt->engine = std::make_unique<runtime::Engine>(transport, config.threads_per_rank, 0);
+  // spmd: every rank plans for itself and is its own "head" for completions.
+  rt->engine = std::make_unique<runtime::Engine>(transport, config.threads_per_rank, spmd ? rank : 0);
+  if (spmd && rt->options.divergence_interval > 0) {
+    rt->divergence = std::make_unique<runtime::DivergenceCheck>(transport.communicator(),
+                                                                rt->options.divergence_interval);
+    config.divergence = rt->divergence.get();
+  }
   state = rt.release();
   static const bool guard_installed = [] { return std::atexit(exit_guard) == 0; }();
   (void)guard_installed;
 
-  if (rank == 0) {
-    state->planner = std::make_unique<runtime::ClusterPlanner>(*state->engine, config);
+  if (rank == 0 || spmd) {
+    state->planner = std::make_unique<runtime::Planner>(*state->engine, config);
     state->engine->set_listener(state->planner.get());
     state->engine_thread = std::thread([] { state->engine->run(); });
     return;
@@ -201,7 +213,13 @@ int rank() { return running().transport->rank(); }
 int num_ranks() { return running().transport->size(); }
 bool is_running() { return state != nullptr; }
 
-DataHandle enter_data(void* host, size_t bytes) { return planner().enter_data(host, bytes); }
+DataHandle enter_data(void* host, size_t bytes) { return planner().enter_data(host, bytes, -1); }
+DataHandle enter_data(void* host, size_t bytes, int owner) {
+  if (owner < 0) throw Error("taskgrid::enter_data: owner rank " + std::to_string(owner) + " is negative");
+  return planner().enter_data(host, bytes, owner);
+}
+int owner(DataHandle h) { return planner().owner(h); }
+bool is_spmd() { return running().options.mode == "spmd"; }
 void fetch(DataHandle h) { planner().fetch(h); }
 void exit_data(DataHandle h) {
   planner().fetch(h);

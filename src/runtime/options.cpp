@@ -26,8 +26,8 @@ RuntimeOptions read_options_from_environment() {
   }
   if (const char* mode = std::getenv("TASKGRID_MODE"); mode && *mode) {
     const std::string name = mode;
-    if (name != "cluster")
-      throw Error("taskgrid: TASKGRID_MODE=\"" + name + "\" is not available; this build has: cluster");
+    if (name != "cluster" && name != "spmd")
+      throw Error("taskgrid: TASKGRID_MODE=\"" + name + "\" is not a mode; choose cluster or spmd");
     options.mode = name;
   }
   if (const char* chunk = std::getenv("TASKGRID_CHUNK_BYTES"); chunk && *chunk) {
@@ -37,6 +37,14 @@ RuntimeOptions read_options_from_environment() {
       throw Error(std::string("taskgrid: TASKGRID_CHUNK_BYTES=\"") + chunk +
                   "\" must be a positive number of bytes");
     options.chunk_bytes = static_cast<size_t>(value);
+  }
+  if (const char* interval = std::getenv("TASKGRID_CHECK_INTERVAL"); interval && *interval) {
+    char* end = nullptr;
+    const long long value = std::strtoll(interval, &end, 10);
+    if (*end != '\0' || value < 0)
+      throw Error(std::string("taskgrid: TASKGRID_CHECK_INTERVAL=\"") + interval +
+                  "\" must be a number of submissions (0 turns the check off)");
+    options.divergence_interval = static_cast<uint64_t>(value);
   }
   if (const char* stats = std::getenv("TASKGRID_STATS"); stats && *stats)
     options.stats = std::string(stats) != "0";

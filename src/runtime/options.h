@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 
 namespace taskgrid::runtime {
@@ -14,6 +15,7 @@ struct RuntimeOptions {
   std::string mode = "cluster";       // TASKGRID_MODE
   bool stats = false;                 // TASKGRID_STATS=1
   size_t chunk_bytes = 0;             // TASKGRID_CHUNK_BYTES (testing: force chunked transfers)
+  uint64_t divergence_interval = 1024;  // TASKGRID_CHECK_INTERVAL (spmd; 0: off)
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.

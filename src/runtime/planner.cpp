@@ -1,0 +1,277 @@
+#include "runtime/planner.h"
+
+#include <chrono>
+
+#include "trace/trace.h"
+
+namespace taskgrid::runtime {
+namespace {
+
+// Transfer tags start above the transport's control tags.
+constexpr int kFirstDataTag = 16;
+// A rank's batch is flushed by the engine loop once it is this old, so a
+// program that submits a little and then computes still gets its tasks run.
+constexpr uint64_t kBatchMaxAgeNs = 100'000;
+
+}  // namespace
+
+Planner::Planner(Engine& engine, const PlannerConfig& config)
+    : engine_(engine),
+      config_(config),
+      costs_(config.latency_seconds, config.bandwidth_bytes_per_second),
+      batches_(static_cast<size_t>(config.ranks)),
+      batch_since_ns_(static_cast<size_t>(config.ranks), 0),
+      start_ns_(trace::now_ns()) {
+  if (!spmd())
+    policy_ = sched::make_policy(config.scheduler, config.ranks, config.threads_per_rank, costs_);
+}
+
+const char* Planner::scheduler_name() const { return policy_ ? policy_->name() : "owner"; }
+
+double Planner::now() const { return static_cast<double>(trace::now_ns() - start_ns_) * 1e-9; }
+
+int Planner::next_tag() {
+  // Tags cycle; a collision needs 2^28 transfers in flight between one pair.
+  // In spmd mode every rank draws the same tags in the same order.
+  tag_ = tag_ >= config_.max_tag - kFirstDataTag ? 0 : tag_ + 1;
+  return kFirstDataTag + tag_;
+}
+
+void Planner::flush(int rank) {
+  wire::BatchWriter& batch = batches_[static_cast<size_t>(rank)];
+  batch_since_ns_[static_cast<size_t>(rank)] = 0;
+  if (batch.empty()) return;
+  engine_.post(rank, std::move(batch.bytes()));
+  batch.bytes() = {};
+}
+
+void Planner::flush_all() {
+  for (int r = 0; r < config_.ranks; ++r) flush(r);
+}
+
+void Planner::retire(uint64_t version) {
+  directory_.remove(version, retired_holders_);
+  for (int holder : retired_holders_)
+    if (emits_for(holder))
+      batches_[static_cast<size_t>(holder)].add(wire::Kind::retire, wire::Retire{version});
+}
+
+int Planner::owner(DataHandle handle) {
+  std::lock_guard lock(mutex_);
+  tracker_.state(handle);
+  return owners_[handle.id - 1];
+}
+
+DataHandle Planner::enter_data(void* host, size_t bytes, int owner) {
+  if (!host && bytes > 0) throw Error("taskgrid::enter_data: null pointer with a non-zero size");
+  if (owner >= config_.ranks)
+    throw Error("taskgrid::enter_data: owner rank " + std::to_string(owner) +
+                " is outside the job (" + std::to_string(config_.ranks) + " ranks)");
+  std::lock_guard lock(mutex_);
+  if (stopped_) throw Error("taskgrid::enter_data after finish()");
+  const uint64_t version = next_version_++;
+  const DataHandle handle = tracker_.add_handle(host, bytes, version);
+  if (owner < 0) owner = spmd() ? static_cast<int>((handle.id - 1) % config_.ranks) : 0;
+  owners_.push_back(owner);
+  directory_.add(version, bytes, owner, now());
+  if (emits_for(owner)) {
+    // map(to:) copies now: the program may reuse its buffer afterwards.
+    char* buffer = data::allocate_buffer(bytes);
+    if (bytes) std::memcpy(buffer, host, bytes);
+    batches_[static_cast<size_t>(owner)].add(wire::Kind::create, wire::Create{version, bytes, buffer});
+  }
+  if (config_.divergence) config_.divergence->record_data(bytes, owner);
+  return handle;
+}
+
+int Planner::place(const sched::PlacementRequest& request, const TaskOptions& options) {
+  if (options.rank >= 0) return options.rank;
+  if (policy_) return policy_->place(request);
+  // spmd: owner computes. Deterministic on every rank by construction.
+  for (const graph::ResolvedAccess& r : resolved_)
+    if (r.out_version) return owners_[r.handle - 1];
+  for (const graph::ResolvedAccess& r : resolved_)
+    if (r.in_version) return owners_[r.handle - 1];
+  return static_cast<int>(next_task_id_ % static_cast<uint64_t>(config_.ranks));
+}
+
+void Planner::submit(FunctionId function, const DataAccess* accesses, size_t count,
+                     const TaskOptions& options, const void* args, size_t args_bytes) {
+  if (!detail::find_function(function))
+    throw Error("taskgrid::submit: function id " + std::to_string(function.value) +
+                " is not registered");
+  if (options.rank >= config_.ranks || options.rank < -1)
+    throw Error("taskgrid::submit: rank hint " + std::to_string(options.rank) +
+                " is outside the job (" + std::to_string(config_.ranks) + " ranks)");
+  std::unique_lock lock(mutex_);
+  if (stopped_) throw Error("taskgrid::submit after finish()");
+  tracker_.resolve(accesses, count, next_version_, resolved_);
+  if (config_.divergence)
+    config_.divergence->record_task(function.value, accesses, count, options.rank, args, args_bytes);
+
+  // Placement sees where each input version lives.
+  placed_inputs_.clear();
+  for (const graph::ResolvedAccess& r : resolved_)
+    if (r.in_version) placed_inputs_.push_back({&directory_.at(r.in_version)});
+  const sched::PlacementRequest request{function.value, options.cost, placed_inputs_.data(),
+                                        placed_inputs_.size(), now()};
+  const int rank = place(request, options);
+  if (policy_) policy_->placed(request, rank);
+  const double finish_estimate = policy_ ? policy_->estimated_finish() : 0.0;
+  const bool local = emits_for(rank);
+
+  const uint64_t task_id = next_task_id_++;
+  wire_accesses_.resize(count);
+  InFlight* record = nullptr;
+  if (local)
+    record = &in_flight_
+                  .try_emplace(task_id, InFlight{rank, function.value,
+                                                 std::pmr::vector<uint64_t>(&memory_)})
+                  .first->second;
+  for (size_t i = 0; i < count; ++i) {
+    const graph::ResolvedAccess& r = resolved_[i];
+    wire::Access& w = wire_accesses_[i];
+    w = wire::Access{r.in_version, r.out_version, r.bytes, -1, 0, static_cast<uint8_t>(r.mode), {}};
+    if (r.in_version) {
+      data::VersionInfo& info = directory_.at(r.in_version);
+      if (!info.holds(rank)) {
+        // Order the transfer from a holder, preferably the producer; the
+        // consumer's rank holds a replica from now on, so later readers there
+        // take it from its store (one transfer per rank and version).
+        const int source = info.holds(info.producer) ? info.producer : info.holders.front();
+        const int tag = next_tag();
+        if (emits_for(source))
+          batches_[static_cast<size_t>(source)].add(wire::Kind::send,
+                                                    wire::Send{r.in_version, rank, tag});
+        info.holders.push_back(rank);
+        w.source = source;
+        w.tag = tag;
+      }
+    }
+    if (record) {
+      record->handles.push_back(r.handle);
+      tracker_.state(DataHandle{r.handle}).tasks_in_flight += 1;
+    }
+  }
+  if (local)
+    batches_[static_cast<size_t>(rank)].add_task(
+        wire::Task{task_id, function.value, static_cast<uint32_t>(count),
+                   static_cast<uint32_t>(args_bytes), 0},
+        wire_accesses_.data(), args);
+  // New versions exist from now on; the versions they replace get no new
+  // readers, so every holder may drop them once its current uses are done.
+  for (const graph::ResolvedAccess& r : resolved_) {
+    if (!r.out_version) continue;
+    directory_.add(r.out_version, r.bytes, rank, finish_estimate);
+    retire(r.superseded);
+  }
+  if (local) submitted_ += 1;
+  for (int r = 0; r < config_.ranks; ++r) {
+    if (batches_[static_cast<size_t>(r)].empty()) continue;
+    uint64_t& since = batch_since_ns_[static_cast<size_t>(r)];
+    if (since == 0) since = trace::now_ns();
+    if (batches_[static_cast<size_t>(r)].size() >= config_.batch_bytes) flush(r);
+  }
+  if (config_.divergence && config_.divergence->due()) {
+    lock.unlock();
+    config_.divergence->check();
+  }
+}
+
+void Planner::wait_until(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done) {
+  flush_all();
+  if (config_.divergence) {
+    // Collective: every rank reaches it at the same point of its sequence.
+    lock.unlock();
+    config_.divergence->check();
+    lock.lock();
+  }
+  changed_.wait(lock, done);
+}
+
+void Planner::wait_all() {
+  std::unique_lock lock(mutex_);
+  wait_until(lock, [this] { return completed_ == submitted_; });
+}
+
+void Planner::wait(DataHandle handle) {
+  std::unique_lock lock(mutex_);
+  tracker_.state(handle);  // throws for unknown handles
+  wait_until(lock, [&] { return tracker_.state(handle).tasks_in_flight == 0; });
+}
+
+void Planner::fetch(DataHandle handle) {
+  std::unique_lock lock(mutex_);
+  graph::HandleState& state = tracker_.state(handle);
+  const int home = spmd() ? owners_[handle.id - 1] : 0;
+  const uint64_t version = state.current_version;
+  data::VersionInfo& info = directory_.at(version);
+  wire::Fetch fetch{version, -1, 0, state.host, state.bytes};
+  if (!info.holds(home)) {
+    fetch.source = info.holds(info.producer) ? info.producer : info.holders.front();
+    fetch.tag = next_tag();
+    if (emits_for(fetch.source))
+      batches_[static_cast<size_t>(fetch.source)].add(wire::Kind::send,
+                                                      wire::Send{version, home, fetch.tag});
+  }
+  const bool receives = emits_for(home) && state.host;
+  if (receives) {
+    batches_[static_cast<size_t>(home)].add(wire::Kind::fetch, fetch);
+    fetches_pending_.insert(version);
+  }
+  wait_until(lock, [&] {
+    return state.tasks_in_flight == 0 && (!receives || fetches_pending_.count(version) == 0);
+  });
+}
+
+void Planner::release(DataHandle handle) {
+  std::lock_guard lock(mutex_);
+  retire(tracker_.release(handle));
+}
+
+void Planner::shutdown() {
+  std::unique_lock lock(mutex_);
+  wait_until(lock, [this] { return completed_ == submitted_; });
+  stopped_ = true;
+  for (int r = 0; r < config_.ranks; ++r)
+    if (emits_for(r)) batches_[static_cast<size_t>(r)].add(wire::Kind::shutdown, char{0});
+  flush_all();
+}
+
+void Planner::on_completed(const wire::Completed* records, size_t count) {
+  {
+    std::lock_guard lock(mutex_);
+    for (size_t i = 0; i < count; ++i) {
+      auto it = in_flight_.find(records[i].task_id);
+      if (it == in_flight_.end()) continue;
+      for (uint64_t handle : it->second.handles) tracker_.any_state(handle).tasks_in_flight -= 1;
+      costs_.record_duration(it->second.function,
+                             static_cast<double>(records[i].duration_ns) * 1e-9);
+      if (policy_) policy_->completed(it->second.rank);
+      in_flight_.erase(it);
+      completed_ += 1;
+    }
+  }
+  changed_.notify_all();
+}
+
+void Planner::on_fetched(uint64_t version) {
+  {
+    std::lock_guard lock(mutex_);
+    fetches_pending_.erase(version);
+  }
+  changed_.notify_all();
+}
+
+void Planner::on_poll() {
+  // Never block the engine behind a submitting thread: try, else next time.
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  const uint64_t now_ns = trace::now_ns();
+  for (int r = 0; r < config_.ranks; ++r) {
+    const uint64_t since = batch_since_ns_[static_cast<size_t>(r)];
+    if (since != 0 && now_ns - since >= kBatchMaxAgeNs) flush(r);
+  }
+}
+
+}  // namespace taskgrid::runtime

@@ -1,0 +1,123 @@
+// The planner: turns submitted tasks into versioned accesses, places them,
+// and issues engine commands (comm/wire.h). One planner, two modes:
+//
+//  cluster  rank 0 (the head) runs the program and plans for every rank: it
+//           sends each rank batches of task descriptors ahead of time; the
+//           engines report completions back in batches.
+//  spmd     every rank runs the program and submits the same sequence; every
+//           rank plans the whole sequence (a replicated planner) but keeps
+//           only the commands for itself: its own tasks, and the sends and
+//           receives its tasks' inputs and outputs require. No head, no
+//           control messages. Placement is deterministic: the rank hint, else
+//           the owner of the first written handle, else of the first read.
+//
+// In both modes a task's input descriptor says which version it reads and
+// which rank sends it; producers send straight to consumers.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <memory_resource>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "comm/wire.h"
+#include "data/directory.h"
+#include "graph/dependency_tracker.h"
+#include "runtime/divergence_check.h"
+#include "runtime/engine.h"
+#include "sched/cost_model.h"
+#include "sched/placement.h"
+
+namespace taskgrid::runtime {
+
+enum class PlannerMode { cluster, spmd };
+
+struct PlannerConfig {
+  PlannerMode mode = PlannerMode::cluster;
+  int rank = 0;  // the rank this planner runs on
+  int ranks = 1;
+  int threads_per_rank = 1;
+  int max_tag = 32767;
+  std::string scheduler = "heft";  // cluster mode only
+  size_t batch_bytes = 16 << 10;   // flush a rank's batch at this size
+  double latency_seconds = 5e-6;
+  double bandwidth_bytes_per_second = 5e9;
+  DivergenceCheck* divergence = nullptr;  // spmd only
+};
+
+class Planner final : public EngineListener {
+ public:
+  Planner(Engine& engine, const PlannerConfig& config);
+
+  // owner < 0: cluster mode, the head; spmd mode, handle id modulo ranks.
+  DataHandle enter_data(void* host, size_t bytes, int owner);
+  void submit(FunctionId function, const DataAccess* accesses, size_t count,
+              const TaskOptions& options, const void* args, size_t args_bytes);
+  void wait_all();
+  void wait(DataHandle handle);
+  // cluster: into rank 0's host buffer; spmd: into the owner's.
+  void fetch(DataHandle handle);
+  void release(DataHandle handle);
+  // Waits for this planner's tasks, then stops the engines it commands.
+  void shutdown();
+  const char* scheduler_name() const;
+  int owner(DataHandle handle);
+
+  // EngineListener (engine thread).
+  void on_completed(const wire::Completed* records, size_t count) override;
+  void on_fetched(uint64_t version) override;
+  void on_poll() override;
+
+ private:
+  struct InFlight {
+    int rank;
+    uint32_t function;
+    std::pmr::vector<uint64_t> handles;
+  };
+  bool spmd() const { return config_.mode == PlannerMode::spmd; }
+  // Commands for `rank` are built only where they will run: every rank's in
+  // cluster mode (on the head), only this rank's in spmd mode.
+  bool emits_for(int rank) const { return !spmd() || rank == config_.rank; }
+  int place(const sched::PlacementRequest& request, const TaskOptions& options);
+  int next_tag();
+  double now() const;
+  // Caller holds mutex_.
+  void retire(uint64_t version);
+  void flush(int rank);
+  void flush_all();
+  void wait_until(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done);
+
+  Engine& engine_;
+  PlannerConfig config_;
+  sched::CostModel costs_;
+  std::unique_ptr<sched::PlacementPolicy> policy_;  // cluster mode
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::pmr::unsynchronized_pool_resource memory_;
+  graph::DependencyTracker tracker_;
+  data::Directory directory_;
+  std::vector<int> owners_;  // per handle id - 1
+  std::vector<wire::BatchWriter> batches_;
+  std::vector<uint64_t> batch_since_ns_;
+  std::pmr::unordered_map<uint64_t, InFlight> in_flight_{&memory_};
+  std::unordered_set<uint64_t> fetches_pending_;
+  uint64_t next_task_id_ = 1;
+  uint64_t next_version_ = 1;
+  int tag_ = 0;
+  uint64_t submitted_ = 0;  // tasks this planner waits for
+  uint64_t completed_ = 0;
+  bool stopped_ = false;
+  const uint64_t start_ns_;
+
+  // Reused per submission.
+  std::vector<graph::ResolvedAccess> resolved_;
+  std::vector<sched::PlacedInput> placed_inputs_;
+  std::vector<wire::Access> wire_accesses_;
+  std::vector<int> retired_holders_;
+};
+
+}  // namespace taskgrid::runtime
