@@ -92,13 +92,16 @@ class TaskContext {
     size_t size;
   };
   TaskContext(const Buffer* buffers, size_t num_data, const void* args, size_t args_size,
-              int rank, uint64_t task_id)
+              int rank, uint64_t task_id, void* binding = nullptr)
       : buffers_(buffers),
         num_data_(num_data),
         args_(args),
         args_size_(args_size),
         rank_(rank),
-        task_id_(task_id) {}
+        task_id_(task_id),
+        binding_(binding) {}
+  // Internal: the engine's per-task state used by task-aware communication.
+  void* binding() const { return binding_; }
 
  private:
   const Buffer* buffers_;
@@ -107,6 +110,7 @@ class TaskContext {
   size_t args_size_;
   int rank_;
   uint64_t task_id_;
+  void* binding_;
 };
 
 using TaskFunction = void (*)(TaskContext&);
@@ -130,9 +134,15 @@ FunctionId function_id(TaskFunction fn);
       ::taskgrid::register_function(#fn, fn)
 
 struct TaskOptions {
-  int rank = -1;             // placement hint: run on this rank (-1: the scheduler decides)
-  double cost = 0.0;         // cost hint in seconds (0: use measured durations)
-  const char* name = nullptr;  // for traces and error messages (default: the function's name)
+  int rank = -1;       // placement hint: run on this rank (-1: the scheduler decides)
+  double cost = 0.0;   // cost hint in seconds (0: use measured durations)
+  // Task-aware communication (taskgrid/task_comm.hpp): the channel whose
+  // communicator the task's messages use; -1: the task does not communicate.
+  // Each rank posts a channel's operations in submission order, so the k-th
+  // send to a peer with a tag meets the peer's k-th receive with that tag.
+  int channel = -1;
+  // For traces and error messages (default: the registered function's name).
+  const char* name = nullptr;
 };
 
 // ------------------------------------------------------------- lifecycle --

@@ -39,11 +39,15 @@ struct Access {
   uint8_t reserved[7];
 };
 
+// Followed by num_accesses Access records, args_bytes of arguments and
+// name_bytes of task name (0: use the function's name).
 struct Task {
   uint64_t task_id;
   uint32_t function;
   uint32_t num_accesses;
   uint32_t args_bytes;
+  int32_t channel;  // task-aware communication channel, -1: none
+  uint32_t name_bytes;
   uint32_t reserved;
 };
 
@@ -91,15 +95,18 @@ class BatchWriter {
     append(&body, sizeof body);
     if (extra_bytes) append(extra, extra_bytes);
   }
-  // A task: header, Task, accesses, args.
-  void add_task(const Task& task, const Access* accesses, const void* args) {
+  // A task: header, Task, accesses, args, name.
+  void add_task(const Task& task, const Access* accesses, const void* args,
+                const char* name = nullptr) {
     const size_t access_bytes = task.num_accesses * sizeof(Access);
     const Header header{Kind::task, {},
-                        static_cast<uint32_t>(sizeof task + access_bytes + task.args_bytes)};
+                        static_cast<uint32_t>(sizeof task + access_bytes + task.args_bytes +
+                                              task.name_bytes)};
     append(&header, sizeof header);
     append(&task, sizeof task);
     append(accesses, access_bytes);
     append(args, task.args_bytes);
+    append(name, task.name_bytes);
   }
 
  private:

@@ -38,6 +38,7 @@ struct Runtime {
   bool initialized_mpi = false;
   std::unique_ptr<comm::MpiTransport> transport;
   std::unique_ptr<runtime::Engine> engine;
+  std::vector<MPI_Comm> channels;
   std::unique_ptr<runtime::DivergenceCheck> divergence;
   std::unique_ptr<runtime::Planner> planner;
   std::thread engine_thread;
@@ -129,6 +130,7 @@ void shut_down_rank() {
   rt.planner.reset();
   rt.divergence.reset();
   rt.engine.reset();
+  for (MPI_Comm& channel : rt.channels) MPI_Comm_free(&channel);
   runtime::set_abort_transport(nullptr);
   rt.transport.reset();
   finished = true;
@@ -179,7 +181,15 @@ void start(int* argc, char*** argv) {
   if (config.ranks > 1) calibrate(transport.communicator(), rank, config);
 
   // spmd: every rank plans for itself and is its own "head" for completions.
-  rt->engine = std::make_unique<runtime::Engine>(transport, config.threads_per_rank, spmd ? rank : 0);
+  // One communicator per task-aware channel (collective: every rank, here).
+  for (int c = 0; c < rt->options.channels; ++c) {
+    MPI_Comm channel;
+    MPI_Comm_dup(transport.communicator(), &channel);
+    rt->channels.push_back(channel);
+  }
+  config.channels = rt->options.channels;
+  rt->engine = std::make_unique<runtime::Engine>(transport, config.threads_per_rank,
+                                                 spmd ? rank : 0, rt->channels);
   if (spmd && rt->options.divergence_interval > 0) {
     rt->divergence = std::make_unique<runtime::DivergenceCheck>(transport.communicator(),
                                                                 rt->options.divergence_interval);

@@ -41,8 +41,12 @@ void fail_job(int rank, const std::string& message) {
   std::_Exit(1);
 }
 
-Engine::Engine(comm::Transport& transport, int threads, int head_rank)
-    : transport_(transport), head_rank_(head_rank) {
+Engine::Engine(comm::Transport& transport, int threads, int head_rank,
+               std::vector<MPI_Comm> channels)
+    : transport_(transport),
+      head_rank_(head_rank),
+      channel_comms_(std::move(channels)),
+      channel_queues_(channel_comms_.size()) {
   versions_.reserve(1024);
   if (threads > 1) {
     workers_ = std::make_unique<exec::WorkerPool<Task>>(
@@ -130,6 +134,19 @@ void Engine::apply_task(const char* payload) {
   std::memcpy(task->accesses.data(), at, header.num_accesses * sizeof(wire::Access));
   at += header.num_accesses * sizeof(wire::Access);
   task->args.assign(at, at + header.args_bytes);
+  at += header.args_bytes;
+  task->name = header.name_bytes
+                   ? names_.emplace(at, header.name_bytes).first->c_str()
+                   : task->function->name;
+  task->channel = header.channel;
+  task->body_done = false;
+  task->operations.clear();
+  task->requests.clear();
+  if (task->channel >= static_cast<int>(channel_comms_.size()))
+    fail_job(rank(), "task '" + std::string(task->name) + "' uses channel " +
+                         std::to_string(task->channel) + ", but this rank has " +
+                         std::to_string(channel_comms_.size()));
+  if (task->channel >= 0) channel_queues_[static_cast<size_t>(task->channel)].push_back(task);
   task->inputs.assign(header.num_accesses, nullptr);
   task->outputs.assign(header.num_accesses, nullptr);
 
@@ -313,20 +330,80 @@ void Engine::dispatch_ready() {
 
 void Engine::execute(Task* task) {
   const uint64_t start = trace::now_ns();
+  exec::TaskBinding binding{task->channel, rank(),
+                            task->channel >= 0 ? channel_comms_[static_cast<size_t>(task->channel)]
+                                               : MPI_COMM_NULL,
+                            &task->operations};
   TaskContext context(task->buffers.data(), task->buffers.size(), task->args.data(),
-                      task->args.size(), rank(), task->id);
+                      task->args.size(), rank(), task->id, &binding);
   try {
     task->function->function(context);
   } catch (const std::exception& error) {
-    fail_job(rank(), std::string("task '") + task->function->name + "' (id " +
-                         std::to_string(task->id) + ") failed: " + error.what());
+    fail_job(rank(), std::string("task '") + task->name + "' (id " + std::to_string(task->id) +
+                         ") failed: " + error.what());
   } catch (...) {
-    fail_job(rank(), std::string("task '") + task->function->name + "' (id " +
-                         std::to_string(task->id) + ") failed with an unknown exception");
+    fail_job(rank(), std::string("task '") + task->name + "' (id " + std::to_string(task->id) +
+                         ") failed with an unknown exception");
   }
   const uint64_t end = trace::now_ns();
   task->duration_ns = end - start;
-  if (trace::enabled()) trace::span("task", task->function->name, start, end, task->id);
+  if (trace::enabled()) trace::span("task", task->name, start, end, task->id);
+}
+
+void Engine::body_finished(Task* task) {
+  if (task->channel < 0) {
+    finish(task);
+    return;
+  }
+  task->body_done = true;
+  advance_channel(task->channel);
+}
+
+void Engine::advance_channel(int channel) {
+  // Post in submission order: a task whose body ran early waits here for the
+  // bodies of the channel's earlier tasks (never for their completion).
+  std::deque<Task*>& queue = channel_queues_[static_cast<size_t>(channel)];
+  while (!queue.empty() && queue.front()->body_done) {
+    Task* task = queue.front();
+    queue.pop_front();
+    task->requests.resize(task->operations.size());
+    for (size_t i = 0; i < task->operations.size(); ++i) {
+      const int code = exec::post_operation(task->operations[i],
+                                            channel_comms_[static_cast<size_t>(channel)],
+                                            &task->requests[i]);
+      if (code != MPI_SUCCESS)
+        fail_job(rank(), "task '" + std::string(task->name) +
+                             "': posting a task-aware operation failed (MPI error " +
+                             std::to_string(code) + ")");
+    }
+    if (task->requests.empty()) {
+      finish(task);
+    } else {
+      waiting_requests_.push_back(task);
+    }
+  }
+}
+
+bool Engine::poll_task_requests() {
+  bool any = false;
+  for (size_t i = 0; i < waiting_requests_.size();) {
+    Task* task = waiting_requests_[i];
+    int error = MPI_SUCCESS;
+    if (!exec::requests_complete(task->requests, error)) {
+      if (error != MPI_SUCCESS)
+        fail_job(rank(), "task '" + std::string(task->name) +
+                             "': a task-aware operation failed (MPI error " +
+                             std::to_string(error) + ")");
+      ++i;
+      continue;
+    }
+    waiting_requests_[i] = waiting_requests_.back();
+    waiting_requests_.pop_back();
+    finish(task);
+    any = true;
+  }
+  if (any) dispatch_ready();
+  return any;
 }
 
 void Engine::finish(Task* task) {
@@ -412,7 +489,7 @@ bool Engine::collect_finished() {
   if (!workers_) return false;
   workers_->take_finished(finished_);
   if (finished_.empty()) return false;
-  for (Task* task : finished_) finish(task);
+  for (Task* task : finished_) body_finished(task);
   finished_.clear();
   dispatch_ready();
   return true;
@@ -439,7 +516,7 @@ bool Engine::run_one_task_here() {
   }
   if (!task) return false;
   execute(task);
-  finish(task);
+  body_finished(task);
   dispatch_ready();
   return true;
 }
@@ -460,7 +537,8 @@ void Engine::flush_completions(bool force) {
 }
 
 bool Engine::quiescent() const {
-  return running_ == 0 && local_ready_.empty() && transport_.pending() == 0 &&
+  return running_ == 0 && local_ready_.empty() && waiting_requests_.empty() &&
+         transport_.pending() == 0 &&
          completed_batch_.empty() && completed_local_.empty();
 }
 
@@ -471,6 +549,7 @@ void Engine::run() {
     active |= receive_control();
     active |= collect_finished();
     active |= poll_transfers();
+    if (!waiting_requests_.empty()) active |= poll_task_requests();
     active |= run_one_task_here();
     flush_completions(shutdown_requested_);
     if (listener_) listener_->on_poll();

@@ -8,14 +8,18 @@
 #include <cstdint>
 #include <memory>
 #include <memory_resource>
+#include <deque>
 #include <mutex>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "comm/idle_backoff.h"
 #include "comm/transport.h"
 #include "comm/wire.h"
 #include "data/buffer_pool.h"
+#include "exec/task_comm_ops.h"
 #include "exec/worker_pool.h"
 #include "runtime/function_registry.h"
 
@@ -48,7 +52,9 @@ struct EngineStats {
 class Engine {
  public:
   // `threads` task-running threads: the engine thread plus threads-1 workers.
-  Engine(comm::Transport& transport, int threads, int head_rank);
+  // `channels`: one communicator per task-aware communication channel.
+  Engine(comm::Transport& transport, int threads, int head_rank,
+         std::vector<MPI_Comm> channels = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -76,6 +82,11 @@ class Engine {
     std::vector<Version*> outputs;  // per access, nullptr when it does not write
     std::vector<TaskContext::Buffer> buffers;
     std::vector<char> args;
+    const char* name = nullptr;  // interned: the option's name or the function's
+    int channel = -1;
+    bool body_done = false;
+    std::vector<exec::CommOperation> operations;  // recorded by the body
+    std::vector<MPI_Request> requests;            // posted in channel order
     uint64_t duration_ns = 0;
   };
   struct PendingSend {
@@ -116,6 +127,11 @@ class Engine {
   void make_ready(Task* task);
   void dispatch_ready();
   void execute(Task* task);
+  // The body returned: finish it, or (task-aware communication) post its
+  // operations in channel order and finish once they complete.
+  void body_finished(Task* task);
+  void advance_channel(int channel);
+  bool poll_task_requests();
   void finish(Task* task);
   void transfer_done(uint64_t cookie);
   // Loop pieces.
@@ -164,6 +180,12 @@ class Engine {
   uint64_t completed_batch_since_ns_ = 0;
 
   std::unique_ptr<exec::WorkerPool<Task>> workers_;
+
+  // Task-aware communication.
+  std::vector<MPI_Comm> channel_comms_;
+  std::vector<std::deque<Task*>> channel_queues_;  // submission order, until posted
+  std::vector<Task*> waiting_requests_;
+  std::unordered_set<std::string> names_;  // interned task names (stable addresses)
 };
 
 // Ends the job with a message naming the rank (used for task failures and

@@ -46,6 +46,14 @@ RuntimeOptions read_options_from_environment() {
                   "\" must be a number of submissions (0 turns the check off)");
     options.divergence_interval = static_cast<uint64_t>(value);
   }
+  if (const char* channels = std::getenv("TASKGRID_CHANNELS"); channels && *channels) {
+    char* end = nullptr;
+    const long value = std::strtol(channels, &end, 10);
+    if (*end != '\0' || value < 0 || value > 256)
+      throw Error(std::string("taskgrid: TASKGRID_CHANNELS=\"") + channels +
+                  "\" must be a whole number from 0 to 256");
+    options.channels = static_cast<int>(value);
+  }
   if (const char* stats = std::getenv("TASKGRID_STATS"); stats && *stats)
     options.stats = std::string(stats) != "0";
   return options;

@@ -16,6 +16,7 @@ struct RuntimeOptions {
   bool stats = false;                 // TASKGRID_STATS=1
   size_t chunk_bytes = 0;             // TASKGRID_CHUNK_BYTES (testing: force chunked transfers)
   uint64_t divergence_interval = 1024;  // TASKGRID_CHECK_INTERVAL (spmd; 0: off)
+  int channels = 4;                   // TASKGRID_CHANNELS (task-aware communication)
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.

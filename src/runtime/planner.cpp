@@ -1,6 +1,7 @@
 #include "runtime/planner.h"
 
 #include <chrono>
+#include <cstring>
 
 #include "trace/trace.h"
 
@@ -12,6 +13,8 @@ constexpr int kFirstDataTag = 16;
 // A rank's batch is flushed by the engine loop once it is this old, so a
 // program that submits a little and then computes still gets its tasks run.
 constexpr uint64_t kBatchMaxAgeNs = 100'000;
+// By-value arguments travel in every descriptor: large data belongs in handles.
+constexpr size_t kMaxArgsBytes = 64 << 10;
 
 }  // namespace
 
@@ -103,6 +106,13 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   if (options.rank >= config_.ranks || options.rank < -1)
     throw Error("taskgrid::submit: rank hint " + std::to_string(options.rank) +
                 " is outside the job (" + std::to_string(config_.ranks) + " ranks)");
+  if (options.channel < -1 || options.channel >= config_.channels)
+    throw Error("taskgrid::submit: channel " + std::to_string(options.channel) +
+                " does not exist (TASKGRID_CHANNELS=" + std::to_string(config_.channels) + ")");
+  if (args_bytes > kMaxArgsBytes)
+    throw Error("taskgrid::submit: " + std::to_string(args_bytes) +
+                " bytes of by-value arguments; the limit is " + std::to_string(kMaxArgsBytes) +
+                " (register large data with enter_data)");
   std::unique_lock lock(mutex_);
   if (stopped_) throw Error("taskgrid::submit after finish()");
   tracker_.resolve(accesses, count, next_version_, resolved_);
@@ -153,11 +163,13 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
       tracker_.state(DataHandle{r.handle}).tasks_in_flight += 1;
     }
   }
-  if (local)
+  if (local) {
+    const auto name_bytes = static_cast<uint32_t>(options.name ? std::strlen(options.name) : 0);
     batches_[static_cast<size_t>(rank)].add_task(
         wire::Task{task_id, function.value, static_cast<uint32_t>(count),
-                   static_cast<uint32_t>(args_bytes), 0},
-        wire_accesses_.data(), args);
+                   static_cast<uint32_t>(args_bytes), options.channel, name_bytes, 0},
+        wire_accesses_.data(), args, options.name);
+  }
   // New versions exist from now on; the versions they replace get no new
   // readers, so every holder may drop them once its current uses are done.
   for (const graph::ResolvedAccess& r : resolved_) {

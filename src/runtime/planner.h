@@ -41,6 +41,7 @@ struct PlannerConfig {
   int ranks = 1;
   int threads_per_rank = 1;
   int max_tag = 32767;
+  int channels = 0;  // task-aware communication channels
   std::string scheduler = "heft";  // cluster mode only
   size_t batch_bytes = 16 << 10;   // flush a rank's batch at this size
   double latency_seconds = 5e-6;
