@@ -1,0 +1,93 @@
+# Multi-rank tests of taskbench-mpi and taskbench-mpi_omp (label "mpi").
+# Included from tests/taskbench/CMakeLists.txt.
+#
+# Each spec section 10 vector runs under mpiexec (mpi: 1, 2, 4 ranks;
+# mpi_omp: 1, 2 ranks with -worker 1 and 2) and must exit 0 with the spec's
+# totals. The systems validate every input of every task and compare the
+# executed task count with the totals, so a wrong, missing or misordered
+# message, or a skipped task, fails the run. Graphs stay small: 4 ranks on a
+# 2-core machine busy-poll.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(_taskbench_mpi_checker ${CMAKE_CURRENT_LIST_DIR}/check_taskbench_run.py)
+
+# _taskbench_mpi_test(<name> <system> <ranks> <threads> CHECK <checker args>... RUN <flags>...)
+function(_taskbench_mpi_test name system ranks threads)
+  cmake_parse_arguments(PARSE_ARGV 4 arg "" "" "CHECK;RUN")
+  add_test(NAME ${name}
+           COMMAND ${Python3_EXECUTABLE} ${_taskbench_mpi_checker} --timeout 50 ${arg_CHECK} --
+                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:taskbench-${system}> ${MPIEXEC_POSTFLAGS} ${arg_RUN})
+  math(EXPR processors "${ranks} * ${threads}")
+  set_tests_properties(${name} PROPERTIES LABELS "taskbench;mpi" TIMEOUT 60
+                                           PROCESSORS ${processors})
+endfunction()
+
+# taskbench_mpi_vector(<name> <tasks> <deps> <flops> <bytes> <flags>...)
+function(taskbench_mpi_vector name tasks deps flops bytes)
+  set(check --tasks ${tasks} --deps ${deps} --flops ${flops} --bytes ${bytes})
+  foreach(ranks IN ITEMS 1 2 4)
+    _taskbench_mpi_test(taskbench_mpi.mpi.np${ranks}.${name} mpi ${ranks} 1
+                        CHECK ${check} RUN ${ARGN})
+  endforeach()
+  foreach(ranks IN ITEMS 1 2)
+    foreach(workers IN ITEMS 1 2)
+      _taskbench_mpi_test(taskbench_mpi.mpi_omp.np${ranks}.w${workers}.${name} mpi_omp ${ranks}
+                          ${workers} CHECK ${check} RUN ${ARGN} -worker ${workers})
+    endforeach()
+  endforeach()
+endfunction()
+
+# Spec section 10: the vectors that cover each type, kernel and -and case
+# (vector 3 shortened to 50 steps; 14, 20 and 25 add run time, not coverage).
+taskbench_mpi_vector(v02 16 30 0 0 -steps 4 -width 4 -type stencil_1d)
+taskbench_mpi_vector(v03_50_steps 100 196 13113600 0
+                     -steps 50 -width 2 -type stencil_1d -kernel compute_bound -iter 1024)
+taskbench_mpi_vector(v04 40 108 84480 0
+                     -steps 10 -width 4 -type stencil_1d_periodic -kernel compute_bound -iter 16)
+taskbench_mpi_vector(v05 31 30 398784 0
+                     -steps 6 -width 8 -type tree -kernel compute_bound -iter 100)
+taskbench_mpi_vector(v06 92 91 0 0 -steps 20 -width 5 -type tree)
+taskbench_mpi_vector(v07 40 80 25600 0
+                     -steps 5 -width 8 -type fft -kernel compute_bound2 -iter 10)
+taskbench_mpi_vector(v08 42 80 0 0 -steps 7 -width 6 -type fft)
+taskbench_mpi_vector(v09 24 38 26112 0 -steps 9 -width 4 -type dom -kernel compute_bound -iter 8)
+taskbench_mpi_vector(v10 4 3 0 0 -steps 3 -width 6 -type dom)
+taskbench_mpi_vector(v11 80 210 15360 0 -steps 8 -width 10 -type spread -radix 3 -period 2
+                     -kernel compute_bound -iter 1)
+taskbench_mpi_vector(v12 192 704 0 0 -steps 12 -width 16 -type spread -radix 4 -period 4)
+taskbench_mpi_vector(v13 160 381 0 0
+                     -steps 10 -width 16 -type random_nearest -radix 5 -fraction 0.5)
+taskbench_mpi_vector(v15 54 195 0 0 -steps 6 -width 9 -type nearest -radix 5)
+taskbench_mpi_vector(v16 54 160 0 0 -steps 6 -width 9 -type nearest -radix 4)
+taskbench_mpi_vector(v17 25 100 0 0 -steps 5 -width 5 -type all_to_all -kernel busy_wait -iter 100)
+taskbench_mpi_vector(v18 21 18 1344 0 -steps 7 -width 3 -type no_comm -kernel compute_bound -iter 0)
+taskbench_mpi_vector(v19 16 0 2086528 0 -steps 4 -width 4 -type trivial -kernel load_imbalance
+                     -iter 1000 -imbalance 0.5)
+taskbench_mpi_vector(v21 24 20 0 3932160 -steps 6 -width 4 -type no_comm -kernel memory_bound
+                     -scratch 65536 -sample 16 -iter 40)
+taskbench_mpi_vector(v22 1000 2620 7436800 0
+                     -steps 100 -width 8 -type stencil_1d -kernel compute_bound -iter 64
+                     -and -steps 50 -width 4 -type fft -kernel compute_bound -iter 32)
+taskbench_mpi_vector(v23 320 783 0 0
+                     -steps 10 -width 16 -type random_nearest -radix 5 -fraction 0.5
+                     -and -steps 10 -width 16 -type random_nearest -radix 5 -fraction 0.5)
+taskbench_mpi_vector(v24 180 338 0 0 -steps 10 -width 8 -type tree
+                     -and -type dom -steps 11 -width 6
+                     -and -type spread -width 9 -radix 3 -period 3 -steps 9)
+
+# Distribution edge cases: W not divisible by the ranks, W smaller than the
+# ranks (rank 0 owns nothing at 4 ranks), an odd output size, -broadcast.
+taskbench_mpi_vector(width5 50 117 0 0 -steps 10 -width 5 -type stencil_1d)
+taskbench_mpi_vector(width3_all_to_all 30 81 0 0 -steps 10 -width 3 -type all_to_all)
+taskbench_mpi_vector(output100 40 90 0 0 -steps 10 -width 4 -type stencil_1d -output 100)
+taskbench_mpi_vector(broadcast4099 20 64 0 0
+                     -steps 5 -width 4 -type all_to_all -broadcast 4099)
+
+# Usage errors and -h: printed once (rank 0), same status on every rank.
+foreach(system IN ITEMS mpi mpi_omp)
+  _taskbench_mpi_test(taskbench_mpi.${system}.np2.usage_error ${system} 2 1
+                      CHECK --status 2 --stderr-once "error: Invalid flag \"-steps 0\" must be > 0"
+                      RUN -steps 0)
+  _taskbench_mpi_test(taskbench_mpi.${system}.np2.help ${system} 2 1
+                      CHECK --status 0 --stdout-once "Usage:" RUN -h)
+endforeach()
