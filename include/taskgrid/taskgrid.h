@@ -85,7 +85,8 @@ typedef void (*tg_task_fn)(tg_task_context* ctx);
 typedef struct {
   int rank;         /* placement hint: run on this rank (-1: the scheduler decides) */
   double cost;      /* cost hint in seconds (0: use measured durations) */
-  const char* name; /* reserved for traces (may be NULL) */
+  const char* name; /* for traces and error messages (NULL: the registered name);
+                       copied at tg_submit */
 } tg_task_options;
 
 /* {rank = -1, cost = 0, name = NULL} */
@@ -101,10 +102,10 @@ int tg_register_function(const char* name, tg_task_fn fn, uint32_t* id);
 
 /* ------------------------------------------------------------- lifecycle -- */
 
-/* Initialises MPI (argc/argv may be NULL) and starts the runtime. Rank 0
- * returns and runs the program; other ranks serve rank 0 until it calls
- * tg_finish, then exit the process with the job's status (this call does not
- * return on them). */
+/* Initialises MPI (argc/argv may be NULL) and starts the runtime, as
+ * taskgrid::start. In cluster mode (the default) rank 0 returns and runs the
+ * program; the other ranks serve rank 0 until it calls tg_finish, then exit
+ * the process with the job's status (this call does not return on them). */
 int tg_start(int* argc, char*** argv);
 /* Waits for all tasks, stops every rank, finalises MPI if tg_start
  * initialised it. Returns TG_SUCCESS, the program's exit status. */

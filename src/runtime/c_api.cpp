@@ -106,7 +106,7 @@ constexpr size_t kSlots = TG_MAX_C_FUNCTIONS;
 
 struct Slot {
   std::atomic<tg_task_fn> function{nullptr};
-  std::string name;  // the registry keeps a pointer to it: never changed once used
+  std::string name;  // to tell a repeated registration from a second name
   uint32_t id = 0;
 };
 
@@ -192,8 +192,9 @@ int tg_register_function(const char* name, tg_task_fn fn, uint32_t* id) {
     *id = 0;
     if (!name || !*name) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "empty or NULL name");
     if (!fn) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "function is NULL");
-    // Ranks > 0 never return from tg_start: a later registration would exist
-    // on rank 0 only, and tasks placed elsewhere would name an unknown id.
+    // In cluster mode ranks > 0 never return from tg_start: a later
+    // registration would exist on rank 0 only, and tasks placed elsewhere
+    // would name an unknown id.
     if (taskgrid::is_running())
       fail(TG_ERROR_STATE, kWho, "register every function before tg_start(), on every rank");
     Table& t = table();
@@ -328,9 +329,7 @@ int tg_submit(uint32_t function, const tg_access* accesses, size_t num_accesses,
     taskgrid::TaskOptions cpp_options;
     cpp_options.rank = c_options.rank;
     cpp_options.cost = c_options.cost;
-    // TaskOptions::name is a borrowed pointer; the runtime does not keep it
-    // past submit (traces and errors use the registered name).
-    cpp_options.name = c_options.name;
+    cpp_options.name = c_options.name;  // copied by submit
     taskgrid::submit_packed(taskgrid::FunctionId{function}, converted.data(), converted.size(),
                             cpp_options, args, args_size);
   });

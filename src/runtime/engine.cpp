@@ -1,6 +1,8 @@
 #include "runtime/engine.h"
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <cstring>
 #include <exception>
 
@@ -37,6 +39,9 @@ void fail_job(int rank, const std::string& message) {
   std::fprintf(stderr, "error: taskgrid: rank %d: %s\n", rank, message.c_str());
   std::fflush(stderr);
   std::fflush(stdout);
+  // MPICH's launcher tears the job down on MPI_Abort and may drop output it
+  // has not forwarded yet: give it a moment to carry the message out.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   if (comm::Transport* transport = abort_transport.load()) transport->abort_job(1);
   std::_Exit(1);
 }
@@ -536,7 +541,12 @@ void Engine::flush_completions(bool force) {
   completed_batch_.bytes() = {};
 }
 
-bool Engine::quiescent() const {
+bool Engine::quiescent() {
+  {
+    // Batches posted but not yet sent keep the engine running.
+    std::lock_guard lock(posted_mutex_);
+    if (!posted_.empty()) return false;
+  }
   return running_ == 0 && local_ready_.empty() && waiting_requests_.empty() &&
          transport_.pending() == 0 &&
          completed_batch_.empty() && completed_local_.empty();

@@ -141,7 +141,7 @@ class Engine {
   bool poll_transfers();
   bool run_one_task_here();
   void flush_completions(bool force);
-  bool quiescent() const;
+  bool quiescent();
 
   comm::Transport& transport_;
   const int head_rank_;

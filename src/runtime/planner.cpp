@@ -247,7 +247,11 @@ void Planner::shutdown() {
   stopped_ = true;
   for (int r = 0; r < config_.ranks; ++r)
     if (emits_for(r)) batches_[static_cast<size_t>(r)].add(wire::Kind::shutdown, char{0});
-  flush_all();
+  // This rank's own batch last: once its engine applies the shutdown it may
+  // stop, and every other rank's batch must have been handed to it by then.
+  for (int r = 0; r < config_.ranks; ++r)
+    if (r != config_.rank) flush(r);
+  flush(config_.rank);
 }
 
 void Planner::on_completed(const wire::Completed* records, size_t count) {
