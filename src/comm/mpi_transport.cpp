@@ -1,14 +1,17 @@
 #include "comm/mpi_transport.h"
 
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 namespace taskgrid::comm {
 
 MpiTransport::MpiTransport(MPI_Comm comm, size_t max_chunk)
     : max_chunk_(max_chunk == 0 || max_chunk > kMaxChunk ? kMaxChunk : max_chunk) {
-  MPI_Comm_dup(comm, &comm_);
-  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  for (MPI_Comm* mine : {&comm_, &data_comm_, &bulk_comm_}) {
+    MPI_Comm_dup(comm, mine);
+    MPI_Comm_set_errhandler(*mine, MPI_ERRORS_RETURN);
+  }
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   int* tag_ub = nullptr;
@@ -18,7 +21,8 @@ MpiTransport::MpiTransport(MPI_Comm comm, size_t max_chunk)
 }
 
 MpiTransport::~MpiTransport() {
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  for (MPI_Comm* mine : {&comm_, &data_comm_, &bulk_comm_})
+    if (*mine != MPI_COMM_NULL) MPI_Comm_free(mine);
 }
 
 void MpiTransport::check(int code, const char* call) {
@@ -30,31 +34,39 @@ void MpiTransport::check(int code, const char* call) {
                            std::string(text, static_cast<size_t>(length)));
 }
 
-uint32_t MpiTransport::new_operation() {
+uint32_t MpiTransport::new_operation(Operation::Kind kind, uint64_t cookie) {
+  uint32_t index;
   if (!free_operations_.empty()) {
-    const uint32_t index = free_operations_.back();
+    index = free_operations_.back();
     free_operations_.pop_back();
-    return index;
+  } else {
+    operations_.emplace_back();
+    index = static_cast<uint32_t>(operations_.size() - 1);
   }
-  operations_.emplace_back();
-  return static_cast<uint32_t>(operations_.size() - 1);
+  Operation& operation = operations_[index];
+  operation.kind = kind;
+  operation.cookie = cookie;
+  operation.chunks_left = 0;
+  operation.key = 0;
+  return index;
 }
 
 void MpiTransport::add_request(MPI_Request request, uint32_t operation) {
   requests_.push_back(request);
   request_operation_.push_back(operation);
+  operations_[operation].chunks_left += 1;
+}
+
+size_t MpiTransport::pending() const {
+  return requests_.size() + expected_.size() + stashed_.size() + stash_finished_.size();
 }
 
 void MpiTransport::send_control(int dest, std::vector<char>&& batch) {
-  const uint32_t op = new_operation();
-  Operation& operation = operations_[op];
-  operation.is_control = true;
-  operation.chunks_left = 1;
-  operation.control_buffer = std::move(batch);
+  const uint32_t op = new_operation(Operation::Kind::control, 0);
+  operations_[op].buffer = std::move(batch);
   MPI_Request request;
-  check(MPI_Isend(operation.control_buffer.data(),
-                  static_cast<int>(operation.control_buffer.size()), MPI_BYTE, dest, kControlTag,
-                  comm_, &request),
+  check(MPI_Isend(operations_[op].buffer.data(), static_cast<int>(operations_[op].buffer.size()),
+                  MPI_BYTE, dest, kControlTag, comm_, &request),
         "MPI_Isend (control)");
   add_request(request, op);
 }
@@ -74,62 +86,143 @@ bool MpiTransport::receive_control(int& source, std::vector<char>& batch) {
 }
 
 void MpiTransport::send_data(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) {
-  const uint32_t op = new_operation();
-  Operation& operation = operations_[op];
-  operation.cookie = cookie;
-  operation.is_control = false;
-  operation.chunks_left = 0;
-  // Chunks share one tag: MPI's non-overtaking rule keeps them in order.
-  const char* at = static_cast<const char*>(data);
-  size_t left = bytes;
-  do {
-    const size_t chunk = left < max_chunk_ ? left : max_chunk_;
+  const uint32_t op = new_operation(Operation::Kind::data, cookie);
+  if (bytes <= max_chunk_) {
     MPI_Request request;
-    check(MPI_Isend(at, static_cast<int>(chunk), MPI_BYTE, dest, tag, comm_, &request),
+    check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, data_comm_, &request),
           "MPI_Isend (data)");
     add_request(request, op);
-    operations_[op].chunks_left += 1;
+    return;
+  }
+  // Chunks share one tag: MPI's non-overtaking rule keeps them in order.
+  const char* at = static_cast<const char*>(data);
+  for (size_t left = bytes; left > 0;) {
+    const size_t chunk = left < max_chunk_ ? left : max_chunk_;
+    MPI_Request request;
+    check(MPI_Isend(at, static_cast<int>(chunk), MPI_BYTE, dest, tag, bulk_comm_, &request),
+          "MPI_Isend (bulk data)");
+    add_request(request, op);
     at += chunk;
     left -= chunk;
-  } while (left > 0);
+  }
 }
 
 void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
-  const uint32_t op = new_operation();
-  Operation& operation = operations_[op];
-  operation.cookie = cookie;
-  operation.is_control = false;
-  operation.chunks_left = 0;
-  char* at = static_cast<char*>(data);
-  size_t left = bytes;
-  do {
-    const size_t chunk = left < max_chunk_ ? left : max_chunk_;
+  if (bytes > max_chunk_) {
+    const uint32_t op = new_operation(Operation::Kind::data, cookie);
+    char* at = static_cast<char*>(data);
+    for (size_t left = bytes; left > 0;) {
+      const size_t chunk = left < max_chunk_ ? left : max_chunk_;
+      MPI_Request request;
+      check(MPI_Irecv(at, static_cast<int>(chunk), MPI_BYTE, source, tag, bulk_comm_, &request),
+            "MPI_Irecv (bulk data)");
+      add_request(request, op);
+      at += chunk;
+      left -= chunk;
+    }
+    return;
+  }
+  const uint64_t key = key_of(source, tag);
+  const Expected expected{data, bytes, cookie};
+  if (auto it = stashed_.find(key); it != stashed_.end()) {
+    // It arrived first. Copy now if complete, else when it completes.
+    if (it->second.complete) {
+      deliver_stash(it->second, expected, stash_finished_);
+      stashed_.erase(it);
+    } else {
+      it->second.expected = true;
+      it->second.expectation = expected;
+    }
+    return;
+  }
+  if (!expected_.emplace(key, expected).second)
+    throw std::runtime_error("taskgrid: two transfers expected from rank " + std::to_string(source) +
+                             " with tag " + std::to_string(tag));
+}
+
+void MpiTransport::deliver_stash(Stashed& stash, const Expected& expected,
+                                 std::vector<uint64_t>& finished) {
+  if (stash.bytes.size() != expected.bytes)
+    throw std::runtime_error("taskgrid: a transfer of " + std::to_string(stash.bytes.size()) +
+                             " bytes arrived where " + std::to_string(expected.bytes) +
+                             " were expected");
+  if (expected.bytes) std::memcpy(expected.data, stash.bytes.data(), expected.bytes);
+  finished.push_back(expected.cookie);
+}
+
+bool MpiTransport::match_arrived_data(std::vector<uint64_t>& finished) {
+  (void)finished;
+  bool any = false;
+  for (;;) {
+    int flag = 0;
+    MPI_Message message;
+    MPI_Status status;
+    check(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, data_comm_, &flag, &message, &status),
+          "MPI_Improbe (data)");
+    if (!flag) return any;
+    any = true;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    const uint64_t key = key_of(status.MPI_SOURCE, status.MPI_TAG);
     MPI_Request request;
-    check(MPI_Irecv(at, static_cast<int>(chunk), MPI_BYTE, source, tag, comm_, &request),
-          "MPI_Irecv (data)");
+    if (auto it = expected_.find(key); it != expected_.end()) {
+      if (static_cast<size_t>(count) != it->second.bytes)
+        throw std::runtime_error("taskgrid: a transfer of " + std::to_string(count) +
+                                 " bytes from rank " + std::to_string(status.MPI_SOURCE) +
+                                 " arrived where " + std::to_string(it->second.bytes) +
+                                 " were expected");
+      const uint32_t op = new_operation(Operation::Kind::data, it->second.cookie);
+      check(MPI_Imrecv(it->second.data, count, MPI_BYTE, &message, &request), "MPI_Imrecv");
+      add_request(request, op);
+      expected_.erase(it);
+      continue;
+    }
+    // Not expected yet: receive it aside (a message left unreceived would hide
+    // every later one from MPI_Improbe).
+    Stashed& stash = stashed_[key];
+    stash.bytes.resize(static_cast<size_t>(count));
+    const uint32_t op = new_operation(Operation::Kind::stash, 0);
+    operations_[op].key = key;
+    check(MPI_Imrecv(stash.bytes.data(), count, MPI_BYTE, &message, &request), "MPI_Imrecv (stash)");
     add_request(request, op);
-    operations_[op].chunks_left += 1;
-    at += chunk;
-    left -= chunk;
-  } while (left > 0);
+  }
 }
 
 bool MpiTransport::poll(std::vector<uint64_t>& finished) {
-  if (requests_.empty()) return false;
+  bool any = match_arrived_data(finished);
+  if (!stash_finished_.empty()) {
+    finished.insert(finished.end(), stash_finished_.begin(), stash_finished_.end());
+    stash_finished_.clear();
+    any = true;
+  }
+  if (requests_.empty()) return any;
   completed_indices_.resize(requests_.size());
   int count = 0;
   check(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count,
                      completed_indices_.data(), MPI_STATUSES_IGNORE),
         "MPI_Testsome");
-  if (count <= 0) return false;
+  if (count <= 0) return any;
   for (int i = 0; i < count; ++i) {
-    const uint32_t op = request_operation_[static_cast<size_t>(completed_indices_[static_cast<size_t>(i)])];
+    const uint32_t op =
+        request_operation_[static_cast<size_t>(completed_indices_[static_cast<size_t>(i)])];
     Operation& operation = operations_[op];
     if (--operation.chunks_left > 0) continue;
-    if (operation.is_control) {
-      operation.control_buffer = {};
-    } else {
-      finished.push_back(operation.cookie);
+    switch (operation.kind) {
+      case Operation::Kind::control:
+        operation.buffer = {};
+        break;
+      case Operation::Kind::data:
+        finished.push_back(operation.cookie);
+        break;
+      case Operation::Kind::stash: {
+        auto it = stashed_.find(operation.key);
+        it->second.complete = true;
+        if (it->second.expected) {
+          deliver_stash(it->second, it->second.expectation, finished);
+          stashed_.erase(it);
+        }
+        break;
+      }
     }
     free_operations_.push_back(op);
   }
