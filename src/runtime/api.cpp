@@ -185,6 +185,8 @@ void start(int* argc, char*** argv) {
   for (int c = 0; c < rt->options.channels; ++c) {
     MPI_Comm channel;
     MPI_Comm_dup(transport.communicator(), &channel);
+    // Errors come back as codes, so the engine can name the failing task.
+    MPI_Comm_set_errhandler(channel, MPI_ERRORS_RETURN);
     rt->channels.push_back(channel);
   }
   config.channels = rt->options.channels;

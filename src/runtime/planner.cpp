@@ -76,12 +76,16 @@ DataHandle Planner::enter_data(void* host, size_t bytes, int owner) {
   const DataHandle handle = tracker_.add_handle(host, bytes, version);
   if (owner < 0) owner = spmd() ? static_cast<int>((handle.id - 1) % config_.ranks) : 0;
   owners_.push_back(owner);
-  directory_.add(version, bytes, owner, now());
-  if (emits_for(owner)) {
+  // The first version starts where the program's data is: on the owner in
+  // spmd mode; on the head in cluster mode, where only the head has the
+  // program's memory (the owner is then just recorded).
+  const int home = spmd() ? owner : config_.rank;
+  directory_.add(version, bytes, home, now());
+  if (emits_for(home)) {
     // map(to:) copies now: the program may reuse its buffer afterwards.
     char* buffer = data::allocate_buffer(bytes);
     if (bytes) std::memcpy(buffer, host, bytes);
-    batches_[static_cast<size_t>(owner)].add(wire::Kind::create, wire::Create{version, bytes, buffer});
+    batches_[static_cast<size_t>(home)].add(wire::Kind::create, wire::Create{version, bytes, buffer});
   }
   if (config_.divergence) config_.divergence->record_data(bytes, owner);
   return handle;
