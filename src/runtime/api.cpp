@@ -59,11 +59,16 @@ runtime::Planner& planner() {
 }
 
 // A rank that leaves before finish() would leave the others waiting forever.
+// It says so and exits non-zero, which makes the launcher end the job. No
+// MPI_Abort here: exit() may itself come from an MPI_Abort in progress.
 void exit_guard() {
   if (!state || finished) return;
-  runtime::fail_job(state->transport ? state->transport->rank() : -1,
-                    "the process is exiting before taskgrid::finish() (exit() called, or main "
-                    "returned without finish())");
+  std::fprintf(stderr,
+               "error: taskgrid: rank %d: the process is exiting before taskgrid::finish() "
+               "(exit() called, or main returned without finish())\n",
+               state->transport ? state->transport->rank() : -1);
+  std::fflush(stderr);
+  std::_Exit(1);
 }
 
 // Ping-pong between ranks 0 and 1 for the cost model: latency from small

@@ -1,0 +1,98 @@
+# Multi-rank tests of taskbench-taskgrid (labels "mpi;taskgrid"). Included
+# from tests/taskbench/CMakeLists.txt.
+#
+# Each spec section 10 vector runs under mpiexec at 1, 2 and 4 ranks and must
+# exit 0 with the spec's totals. Every task validates every record of every
+# input (and the -broadcast buffer), and the executed task and input counts
+# of all ranks are compared with the totals, so a wrong or missing edge or a
+# skipped task fails the run. TASKGRID_THREADS=1: one task thread per rank
+# (4 ranks on a 2-core machine already oversubscribe it).
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(_taskgrid_checker ${CMAKE_CURRENT_LIST_DIR}/check_taskbench_run.py)
+
+# _taskgrid_test(<name> <ranks> [ENV <var=value>...] CHECK <checker args>... RUN <flags>...)
+function(_taskgrid_test name ranks)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "ENV;CHECK;RUN")
+  add_test(NAME ${name}
+           COMMAND ${Python3_EXECUTABLE} ${_taskgrid_checker} --timeout 50 ${arg_CHECK} --
+                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:taskbench-taskgrid> ${MPIEXEC_POSTFLAGS} ${arg_RUN})
+  set(processors ${ranks})
+  if(processors GREATER 2)
+    set(processors 2)
+  endif()
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "TASKGRID_THREADS=1;${arg_ENV}"
+    LABELS "mpi;taskgrid" TIMEOUT 60 PROCESSORS ${processors})
+endfunction()
+
+# taskgrid_vector(<name> <tasks> <deps> <flops> <bytes> [RANKS "<n>;..."] <flags>...)
+function(taskgrid_vector name tasks deps flops bytes)
+  cmake_parse_arguments(PARSE_ARGV 5 arg "" "RANKS" "")
+  if(NOT arg_RANKS)
+    set(arg_RANKS 1 2 4)
+  endif()
+  foreach(ranks IN LISTS arg_RANKS)
+    _taskgrid_test(taskbench.taskgrid.np${ranks}.${name} ${ranks}
+                   CHECK --tasks ${tasks} --deps ${deps} --flops ${flops} --bytes ${bytes}
+                   RUN ${arg_UNPARSED_ARGUMENTS})
+  endforeach()
+endfunction()
+
+# Spec section 10 vectors (vector 3 shortened to 100 steps).
+taskgrid_vector(v02 16 30 0 0 -steps 4 -width 4 -type stencil_1d)
+taskgrid_vector(v03_100_steps 200 396 26227200 0
+                -steps 100 -width 2 -type stencil_1d -kernel compute_bound -iter 1024)
+taskgrid_vector(v04 40 108 84480 0
+                -steps 10 -width 4 -type stencil_1d_periodic -kernel compute_bound -iter 16)
+taskgrid_vector(v05 31 30 398784 0 -steps 6 -width 8 -type tree -kernel compute_bound -iter 100)
+taskgrid_vector(v07 40 80 25600 0 -steps 5 -width 8 -type fft -kernel compute_bound2 -iter 10)
+taskgrid_vector(v09 24 38 26112 0 -steps 9 -width 4 -type dom -kernel compute_bound -iter 8)
+taskgrid_vector(v10 4 3 0 0 -steps 3 -width 6 -type dom)
+taskgrid_vector(v11 80 210 15360 0 -steps 8 -width 10 -type spread -radix 3 -period 2
+                -kernel compute_bound -iter 1)
+taskgrid_vector(v13 160 381 0 0 -steps 10 -width 16 -type random_nearest -radix 5 -fraction 0.5)
+taskgrid_vector(v17 25 100 0 0 -steps 5 -width 5 -type all_to_all -kernel busy_wait -iter 100)
+taskgrid_vector(v19 16 0 2086528 0 -steps 4 -width 4 -type trivial -kernel load_imbalance
+                -iter 1000 -imbalance 0.5)
+taskgrid_vector(v21 24 20 0 3932160 -steps 6 -width 4 -type no_comm -kernel memory_bound
+                -scratch 65536 -sample 16 -iter 40)
+taskgrid_vector(v22 1000 2620 7436800 0
+                -steps 100 -width 8 -type stencil_1d -kernel compute_bound -iter 64
+                -and -steps 50 -width 4 -type fft -kernel compute_bound -iter 32)
+taskgrid_vector(v23 320 783 0 0
+                -steps 10 -width 16 -type random_nearest -radix 5 -fraction 0.5
+                -and -steps 10 -width 16 -type random_nearest -radix 5 -fraction 0.5)
+taskgrid_vector(v24 180 338 0 0 -steps 10 -width 8 -type tree
+                -and -type dom -steps 11 -width 6
+                -and -type spread -width 9 -radix 3 -period 3 -steps 9)
+
+# Placement and buffer edge cases: W not divisible by the ranks, an odd
+# output size (trailing bytes), the -broadcast buffer read by every task.
+taskgrid_vector(width5 50 117 0 0 RANKS 4 -steps 10 -width 5 -type stencil_1d)
+taskgrid_vector(output100 40 90 0 0 -steps 10 -width 4 -type stencil_1d -output 100)
+taskgrid_vector(broadcast4099 20 64 0 0 -steps 5 -width 4 -type all_to_all -broadcast 4099)
+
+# -taskgrid:placement scheduler: no hints, each scheduler places every task.
+foreach(scheduler IN ITEMS round_robin locality heft)
+  foreach(ranks IN ITEMS 2 4)
+    _taskgrid_test(taskbench.taskgrid.np${ranks}.scheduler_${scheduler} ${ranks}
+                   ENV TASKGRID_SCHEDULER=${scheduler}
+                   CHECK --tasks 320 --deps 783 --flops 0 --bytes 0
+                   RUN -steps 10 -width 16 -type random_nearest -radix 5 -fraction 0.5
+                       -and -steps 10 -width 16 -type random_nearest -radix 5 -fraction 0.5
+                       -taskgrid:placement scheduler)
+  endforeach()
+endforeach()
+
+# Usage errors (printed once, same status on every rank, before MPI starts)
+# and -h.
+_taskgrid_test(taskbench.taskgrid.np2.placement_bogus 2
+               CHECK --status 2
+                     --stderr-once "error: Invalid flag \"-taskgrid:placement bogus\" must be hint or scheduler"
+               RUN -steps 4 -taskgrid:placement bogus)
+_taskgrid_test(taskbench.taskgrid.np2.usage_error 2
+               CHECK --status 2 --stderr-once "error: Invalid flag \"-steps 0\" must be > 0"
+               RUN -steps 0)
+_taskgrid_test(taskbench.taskgrid.np2.help 2
+               CHECK --status 0 --stdout-once "-taskgrid:placement hint|scheduler" RUN -h)
