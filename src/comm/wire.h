@@ -88,6 +88,10 @@ class BatchWriter {
   std::vector<char>& bytes() { return bytes_; }
   void clear() { bytes_.clear(); }
 
+  // Reserves room up front: a batch grows to its flush size, and growing it
+  // by doubling would reallocate several times per batch.
+  void reserve(size_t bytes) { bytes_.reserve(bytes); }
+
   template <typename T>
   void add(Kind kind, const T& body, const void* extra = nullptr, size_t extra_bytes = 0) {
     const Header header{kind, {}, static_cast<uint32_t>(sizeof(T) + extra_bytes)};

@@ -46,6 +46,7 @@ void Planner::flush(int rank) {
   if (batch.empty()) return;
   engine_.post(rank, std::move(batch.bytes()));
   batch.bytes() = {};
+  batch.reserve(config_.batch_bytes + 1024);
 }
 
 void Planner::flush_all() {
@@ -202,7 +203,9 @@ void Planner::wait_until(std::unique_lock<std::mutex>& lock, const std::function
     config_.divergence->check();
     lock.lock();
   }
+  waiters_ += 1;
   changed_.wait(lock, done);
+  waiters_ -= 1;
 }
 
 void Planner::wait_all() {
@@ -259,20 +262,26 @@ void Planner::shutdown() {
 }
 
 void Planner::on_completed(const wire::Completed* records, size_t count) {
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     for (size_t i = 0; i < count; ++i) {
       auto it = in_flight_.find(records[i].task_id);
       if (it == in_flight_.end()) continue;
-      for (uint64_t handle : it->second.handles) tracker_.any_state(handle).tasks_in_flight -= 1;
+      for (uint64_t handle : it->second.handles)
+        if (--tracker_.any_state(handle).tasks_in_flight == 0) wake = true;
       costs_.record_duration(it->second.function,
                              static_cast<double>(records[i].duration_ns) * 1e-9);
       if (policy_) policy_->completed(it->second.rank);
       in_flight_.erase(it);
       completed_ += 1;
     }
+    // Wake a waiting program only when what it waits for may have happened
+    // (all tasks done, or some handle's tasks done): waking it per completion
+    // costs two context switches per task.
+    wake = waiters_ > 0 && (wake || completed_ == submitted_);
   }
-  changed_.notify_all();
+  if (wake) changed_.notify_all();
 }
 
 void Planner::on_fetched(uint64_t version) {

@@ -111,6 +111,7 @@ class Planner final : public EngineListener {
   int tag_ = 0;
   uint64_t submitted_ = 0;  // tasks this planner waits for
   uint64_t completed_ = 0;
+  int waiters_ = 0;  // program threads blocked in wait_until
   bool stopped_ = false;
   const uint64_t start_ns_;
 
