@@ -68,18 +68,20 @@ void prepare_scratch(char* scratch, size_t bytes) {
 
 std::string check_input(const TaskGraph& graph, int64_t timestep, int64_t point,
                         size_t input_index, int64_t producer, const InputView& input) {
-  const std::string where = task_name(graph, timestep, point) + ": input " +
-                            std::to_string(input_index) + " (from point " +
-                            std::to_string(producer) + ")";
+  // Built only on failure: this runs for every input of every task.
+  auto where = [&] {
+    return task_name(graph, timestep, point) + ": input " + std::to_string(input_index) +
+           " (from point " + std::to_string(producer) + ")";
+  };
   if (input.bytes != static_cast<size_t>(graph.output_bytes) || input.bytes < kRecordBytes)
-    return where + " has " + std::to_string(input.bytes) + " bytes, expected " +
+    return where() + " has " + std::to_string(input.bytes) + " bytes, expected " +
            std::to_string(graph.output_bytes);
   const size_t records = input.bytes / kRecordBytes;
   for (size_t r = 0; r < records; ++r) {
     int64_t found[2];
     std::memcpy(found, input.data + r * kRecordBytes, kRecordBytes);
     if (found[0] != timestep - 1 || found[1] != producer)
-      return where + " record " + std::to_string(r) + " of " + std::to_string(records) +
+      return where() + " record " + std::to_string(r) + " of " + std::to_string(records) +
              " holds (timestep " + std::to_string(found[0]) + ", point " +
              std::to_string(found[1]) + "), expected (timestep " + std::to_string(timestep - 1) +
              ", point " + std::to_string(producer) + ")";
