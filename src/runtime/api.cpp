@@ -202,6 +202,8 @@ void start(int* argc, char*** argv) {
                                                                 rt->options.divergence_interval);
     config.divergence = rt->divergence.get();
   }
+  // Durations feed heft's cost model; every rank knows the scheduler (same environment).
+  rt->engine->set_timing(!spmd && rt->options.scheduler == "heft");
   state = rt.release();
   static const bool guard_installed = [] { return std::atexit(exit_guard) == 0; }();
   (void)guard_installed;

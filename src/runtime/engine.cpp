@@ -334,7 +334,8 @@ void Engine::dispatch_ready() {
 }
 
 void Engine::execute(Task* task) {
-  const uint64_t start = trace::now_ns();
+  const bool timed = timing_ || trace::enabled();
+  const uint64_t start = timed ? trace::now_ns() : 0;
   exec::TaskBinding binding{task->channel, rank(),
                             task->channel >= 0 ? channel_comms_[static_cast<size_t>(task->channel)]
                                                : MPI_COMM_NULL,
@@ -349,6 +350,10 @@ void Engine::execute(Task* task) {
   } catch (...) {
     fail_job(rank(), std::string("task '") + task->name + "' (id " + std::to_string(task->id) +
                          ") failed with an unknown exception");
+  }
+  if (!timed) {
+    task->duration_ns = 0;
+    return;
   }
   const uint64_t end = trace::now_ns();
   task->duration_ns = end - start;

@@ -95,6 +95,7 @@ class Planner final : public EngineListener {
   PlannerConfig config_;
   sched::CostModel costs_;
   std::unique_ptr<sched::PlacementPolicy> policy_;  // cluster mode
+  bool uses_clock_ = false;                          // heft: estimates need the clock
 
   std::mutex mutex_;
   std::condition_variable changed_;
