@@ -1,40 +1,17 @@
 #include "mpi_exchange.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <utility>
+
+#include "mpi_abort.h"
 
 namespace taskbench::mpi {
 
 namespace {
-
-int g_rank = -1;  // for the fatal handler
-
-// Fatal handler of both systems. Under MPI_THREAD_FUNNELED an OpenMP worker
-// may get here (a task failed validation); MPI_Abort is then called from that
-// thread anyway: ending the job loudly matters more than the thread level,
-// and MPICH and Open MPI both support it. Only the first failure reports.
-[[noreturn]] void abort_job(const std::string& diagnostic) {
-  static std::atomic_flag reported = ATOMIC_FLAG_INIT;
-  if (!reported.test_and_set()) {
-    std::fprintf(stderr, "error: rank %d: %s\n", g_rank, diagnostic.c_str());
-    std::fflush(stderr);
-    int initialized = 0;
-    int finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, 1);
-    std::_Exit(1);
-  }
-  // Another thread is already taking the job down.
-  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-}
 
 size_t round_up(size_t value, size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -75,7 +52,6 @@ World initialize(int* argc, char*** argv, int required_thread_level) {
   World world;
   MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world.size);
-  g_rank = world.rank;
   set_fatal_handler(&abort_job);
   TASKBENCH_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   if (provided < required_thread_level)

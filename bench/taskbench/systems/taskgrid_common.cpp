@@ -1,11 +1,7 @@
 #include "taskgrid_common.h"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -116,50 +112,96 @@ char* thread_scratch(size_t graph, size_t bytes) {
   return mine.get();
 }
 
-int rank_from_environment() {
-  const char* value = std::getenv("PMI_RANK");
-  return value != nullptr ? std::atoi(value) : 0;
-}
-
-[[noreturn]] void abort_job(const std::string& diagnostic) {
-  static std::atomic_flag reported = ATOMIC_FLAG_INIT;
-  if (!reported.test_and_set()) {
-    int initialized = 0;
-    int finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    const bool mpi_up = initialized != 0 && finalized == 0;
-    int rank = rank_from_environment();
-    if (mpi_up) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::fprintf(stderr, "error: rank %d: %s\n", rank, diagnostic.c_str());
-    std::fflush(stderr);
-    std::fflush(stdout);
-    if (mpi_up) MPI_Abort(MPI_COMM_WORLD, 1);
-    std::_Exit(1);
-  }
-  // Another thread is already taking the job down.
-  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-}
-
-int threads_per_rank(int ranks_on_node) {
+int threads_per_rank(int ranks_sharing) {
   if (const char* value = std::getenv("TASKGRID_THREADS"); value != nullptr && *value != '\0')
     return std::max(1, std::atoi(value));
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / std::max(1, ranks_on_node));
+  return std::max(1, cores / std::max(1, ranks_sharing));
 }
 
-void task_accesses(const TaskGraph& graph, const GraphHandles& handles,
-                   taskgrid::DataHandle broadcast, int64_t timestep, int64_t point,
-                   std::vector<int64_t>& producers, std::vector<taskgrid::DataAccess>& accesses) {
+Workload::Workload(const BenchConfig& config, const Functions& functions, Owners owners)
+    : config_(config), functions_(functions), ranks_(taskgrid::num_ranks()) {
+  // The initial content of a point's handles is never read (timestep 0 has
+  // no inputs), so they all share one zeroed host buffer.
+  int64_t max_output = 1;
+  for (const TaskGraph& g : config_.graphs) max_output = std::max(max_output, g.output_bytes);
+  zeros_.assign(static_cast<size_t>(max_output), 0);
+  handles_.resize(config_.graphs.size());
+  size_t max_accesses = 0;
+  for (size_t i = 0; i < config_.graphs.size(); ++i) {
+    const TaskGraph& g = config_.graphs[i];
+    const size_t bytes = static_cast<size_t>(g.output_bytes);
+    for (std::vector<taskgrid::DataHandle>& parity : handles_[i]) {
+      parity.reserve(static_cast<size_t>(g.max_width));
+      for (int64_t p = 0; p < g.max_width; ++p)
+        parity.push_back(
+            owners == Owners::block
+                ? taskgrid::enter_data(zeros_.data(), bytes, block_owner(p, g.max_width, ranks_))
+                : taskgrid::enter_data(zeros_.data(), bytes));
+    }
+    max_accesses = std::max(max_accesses, static_cast<size_t>(g.max_dependencies()) + 2);
+    max_steps_ = std::max(max_steps_, g.timesteps);
+  }
+  accesses_.reserve(max_accesses);
+  producers_.reserve(max_accesses);
+
+  // -broadcast: the content starts on rank 0; another rank's host buffer
+  // (spmd mode) is never read, so it is a one-byte placeholder.
+  const size_t broadcast_bytes = static_cast<size_t>(config_.broadcast_bytes);
+  if (broadcast_bytes != 0) {
+    const bool root = taskgrid::rank() == 0;
+    broadcast_host_.assign(root ? broadcast_bytes : 1, 0);
+    if (root) fill_broadcast(broadcast_host_.data(), broadcast_bytes);
+    broadcast_ = owners == Owners::block
+                     ? taskgrid::enter_data(broadcast_host_.data(), broadcast_bytes, 0)
+                     : taskgrid::enter_data(broadcast_host_.data(), broadcast_bytes);
+  }
+}
+
+void Workload::submit_pass(Hints hints) {
+  if (broadcast_) {
+    taskgrid::TaskOptions on_root;
+    on_root.rank = 0;
+    // No by-value arguments (submit() without any trips GCC -Wmaybe-uninitialized).
+    taskgrid::submit_packed(functions_.republish, {taskgrid::inout(broadcast_)}, on_root, nullptr,
+                            0);
+  }
+  for (int64_t t = 0; t < max_steps_; ++t) {
+    for (size_t i = 0; i < config_.graphs.size(); ++i) {
+      const TaskGraph& g = config_.graphs[i];
+      if (t >= g.timesteps) continue;
+      const int64_t offset = g.offset_at(t);
+      const int64_t end = offset + g.width_at(t);
+      for (int64_t p = offset; p < end; ++p) submit_task(i, t, p, hints);
+    }
+  }
+}
+
+void Workload::submit_task(size_t graph_index, int64_t timestep, int64_t point, Hints hints) {
+  const TaskGraph& g = config_.graphs[graph_index];
+  const GraphHandles& handles = handles_[graph_index];
   const std::vector<taskgrid::DataHandle>& previous =
-      handles.parity[static_cast<size_t>((timestep + 1) % 2)];
-  const std::vector<taskgrid::DataHandle>& current =
-      handles.parity[static_cast<size_t>(timestep % 2)];
-  graph.effective_inputs(timestep, point, producers);
-  accesses.clear();
-  for (int64_t q : producers) accesses.push_back(taskgrid::in(previous[static_cast<size_t>(q)]));
-  if (broadcast) accesses.push_back(taskgrid::in(broadcast));
-  accesses.push_back(taskgrid::out(current[static_cast<size_t>(point)]));
+      handles[static_cast<size_t>((timestep + 1) % 2)];
+  const std::vector<taskgrid::DataHandle>& current = handles[static_cast<size_t>(timestep % 2)];
+  g.effective_inputs(timestep, point, producers_);
+  accesses_.clear();
+  for (int64_t q : producers_) accesses_.push_back(taskgrid::in(previous[static_cast<size_t>(q)]));
+  if (broadcast_) accesses_.push_back(taskgrid::in(broadcast_));
+  accesses_.push_back(taskgrid::out(current[static_cast<size_t>(point)]));
+  taskgrid::TaskOptions options;
+  if (hints == Hints::block_owner) options.rank = block_owner(point, g.max_width, ranks_);
+  const TaskKey key{static_cast<int64_t>(graph_index), timestep, point};
+  taskgrid::submit_packed(functions_.task, accesses_.data(), accesses_.size(), options, &key,
+                          sizeof key);
+}
+
+void Workload::release() {
+  for (GraphHandles& graph : handles_)
+    for (std::vector<taskgrid::DataHandle>& parity : graph)
+      for (taskgrid::DataHandle h : parity) taskgrid::release(h);
+  handles_.clear();
+  if (broadcast_) taskgrid::release(broadcast_);
+  broadcast_ = {};
 }
 
 }  // namespace taskbench::tg

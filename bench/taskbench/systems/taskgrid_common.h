@@ -1,7 +1,8 @@
 // Pieces of Task Bench on TaskGrid that do not depend on the runtime's mode
 // (cluster: taskbench-taskgrid, spmd: taskbench-taskgrid_spmd): the task
 // function and its buffer layout, per-thread scratch, execution counters,
-// the fatal handler, the block distribution and the handles of a graph.
+// the block distribution, and the handles and task submission of a pass.
+// The fatal handler (abort_job) is in mpi_abort.h.
 //
 // Buffer layout of a benchmark task (the order of its data accesses): the
 // effective inputs of (t, p) in enumeration order, then the -broadcast
@@ -18,7 +19,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "core/options.h"
@@ -64,17 +64,10 @@ ExecutionCounts take_counts();
 // thread run one at a time, so they share it.
 char* thread_scratch(size_t graph, size_t bytes);
 
-// Fatal handler for taskbench::set_fatal_handler: prints "error: rank <r>:
-// <diagnostic>" (MPI's rank, else PMI_RANK) and ends the job with MPI_Abort
-// (exit status 1 without MPI). Only the first failing thread reports.
-[[noreturn]] void abort_job(const std::string& diagnostic);
-
-// PMI_RANK as set by the launcher (0 without one): the rank before MPI runs.
-int rank_from_environment();
-
 // Task threads per rank, for the report: TASKGRID_THREADS, else the runtime's
-// default (the cores shared by the `ranks_on_node` ranks of this node).
-int threads_per_rank(int ranks_on_node);
+// default estimate (the cores shared by `ranks_sharing` ranks: those of this
+// node in spmd mode, all of the job's in cluster mode).
+int threads_per_rank(int ranks_sharing);
 
 // The block distribution of the MPI baseline (spec 8.4): rank r owns points
 // [r*W/P, (r+1)*W/P - 1]; the owner of `point` is the largest such r.
@@ -82,16 +75,54 @@ inline int block_owner(int64_t point, int64_t width, int64_t ranks) {
   return static_cast<int>(((point + 1) * ranks - 1) / width);
 }
 
-// The data handles of one graph: [timestep % 2][point].
-struct GraphHandles {
-  std::array<std::vector<taskgrid::DataHandle>, 2> parity;
-};
+// The handles of every graph of a run and the -broadcast handle, and the
+// submission of one pass over them. The rank that runs the program registers
+// them (rank 0 in cluster mode, every rank in spmd mode).
+class Workload {
+ public:
+  // Who owns the handles (taskgrid::enter_data): nobody named (cluster mode,
+  // the data starts on rank 0), or each point's block owner, rank 0 for the
+  // -broadcast buffer (spmd mode, where tasks run on the owner of their
+  // output).
+  enum class Owners { unnamed, block };
+  // Rank hints of the tasks of a pass: none (the scheduler, or spmd's
+  // owner-computes rule, places them) or the block owner of their point.
+  enum class Hints { none, block_owner };
 
-// Appends to `accesses` (cleared first) the accesses of task (t, p) of
-// `graph` in the layout above; `broadcast` may be the null handle.
-// `producers` receives the effective inputs (workspace, cleared first).
-void task_accesses(const TaskGraph& graph, const GraphHandles& handles,
-                   taskgrid::DataHandle broadcast, int64_t timestep, int64_t point,
-                   std::vector<int64_t>& producers, std::vector<taskgrid::DataAccess>& accesses);
+  // Registers two handles per point of every graph, then (with -broadcast)
+  // the broadcast handle, whose content rank 0 fills. `config` must outlive
+  // the Workload.
+  Workload(const BenchConfig& config, const Functions& functions, Owners owners);
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+
+  // Submits one pass: with -broadcast first a republish task on rank 0 (so
+  // the buffer moves to the other ranks inside the pass, as the MPI
+  // baseline's timed MPI_Bcast), then every task of every graph,
+  // timestep-major across graphs (the same sequence on every rank).
+  void submit_pass(Hints hints);
+
+  // Forgets every handle (before taskgrid::finish()).
+  void release();
+
+ private:
+  // The data handles of one graph: [timestep % 2][point].
+  using GraphHandles = std::array<std::vector<taskgrid::DataHandle>, 2>;
+
+  // Submits task (t, p) of graph `graph_index` with the accesses of the
+  // layout above.
+  void submit_task(size_t graph_index, int64_t timestep, int64_t point, Hints hints);
+
+  const BenchConfig& config_;
+  const Functions functions_;
+  const int ranks_;
+  std::vector<char> zeros_;
+  std::vector<GraphHandles> handles_;
+  std::vector<char> broadcast_host_;
+  taskgrid::DataHandle broadcast_;
+  int64_t max_steps_ = 0;
+  std::vector<int64_t> producers_;
+  std::vector<taskgrid::DataAccess> accesses_;
+};
 
 }  // namespace taskbench::tg
