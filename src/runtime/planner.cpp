@@ -231,7 +231,9 @@ void Planner::fetch(DataHandle handle) {
   const uint64_t version = state.current_version;
   data::VersionInfo& info = directory_.at(version);
   wire::Fetch fetch{version, -1, 0, state.host, state.bytes};
-  if (!info.holds(home)) {
+  // No host buffer (a 0-byte handle entered with nullptr): nothing to bring
+  // home, so no transfer may be ordered either (nobody would receive it).
+  if (!info.holds(home) && state.host) {
     fetch.source = info.holds(info.producer) ? info.producer : info.holders.front();
     fetch.tag = next_tag();
     if (emits_for(fetch.source))

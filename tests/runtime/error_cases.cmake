@@ -1,0 +1,144 @@
+# Error tests of the TaskGrid runtime (labels mpi and error_cases). Included from
+# tests/runtime/CMakeLists.txt, after runtime_programs.cmake (which defines
+# taskgrid-error-cases).
+#
+# Each case runs under mpiexec through expect_failure.py: it passes only when
+# the job ends by itself within 30 s (a hang fails), with a non-zero status
+# (exactly 3 where the program catches taskgrid::Error and exits 3), and its
+# output matches the expected message. Regexes use [(] [)] for literal
+# parentheses and . for quotes and semicolons (a ; would split the CMake
+# list), to keep CMake escaping out of the way.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(_taskgrid_expect_failure ${CMAKE_CURRENT_LIST_DIR}/expect_failure.py)
+
+# taskgrid_error_test(<name> <ranks> <threads> REGEX <re>... [STATUS n] [ENV var=value...]
+#                     ARGS <case> [rank])
+function(taskgrid_error_test name ranks threads)
+  cmake_parse_arguments(PARSE_ARGV 3 arg "" "STATUS" "REGEX;ENV;ARGS")
+  set(driver_args --timeout 30)
+  foreach(re IN LISTS arg_REGEX)
+    list(APPEND driver_args --regex ${re})
+  endforeach()
+  if(DEFINED arg_STATUS)
+    list(APPEND driver_args --status ${arg_STATUS})
+  endif()
+  set(test_name runtime.error.${name}.np${ranks})
+  if(NOT threads EQUAL 1)
+    string(APPEND test_name .t${threads})
+  endif()
+  add_test(NAME ${test_name}
+           COMMAND ${Python3_EXECUTABLE} ${_taskgrid_expect_failure} ${driver_args} --
+                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:taskgrid-error-cases> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
+  set(environment ${arg_ENV})
+  if(NOT arg_ENV MATCHES "TASKGRID_THREADS=")
+    list(APPEND environment TASKGRID_THREADS=${threads})
+  endif()
+  set_tests_properties(${test_name} PROPERTIES
+    ENVIRONMENT "${environment}"
+    LABELS "mpi;error_cases"
+    PROCESSORS 2
+    TIMEOUT 60)
+endfunction()
+
+# (1) A task throws on a rank: the message names the task, the rank and what().
+foreach(ranks_rank IN ITEMS 2:1 2:0 4:3)
+  string(REPLACE ":" ";" _pair "${ranks_rank}")
+  list(GET _pair 0 _ranks)
+  list(GET _pair 1 _rank)
+  if(_rank EQUAL 0)
+    set(_name task_throws_on_head)
+  else()
+    set(_name task_throws)
+  endif()
+  taskgrid_error_test(${_name} ${_ranks} 1
+    REGEX "error: taskgrid: rank ${_rank}: task 'throwing_task' [(]id [0-9]+[)] failed: boom"
+    ARGS task_throws ${_rank})
+endforeach()
+taskgrid_error_test(task_throws 2 2
+  REGEX "error: taskgrid: rank 1: task 'throwing_task' [(]id [0-9]+[)] failed: boom"
+  ARGS task_throws 1)
+
+# (2) An unknown handle: taskgrid::Error on rank 0, caught by the program.
+taskgrid_error_test(unknown_handle 2 1 STATUS 3
+  REGEX "caught: taskgrid: unknown data handle 12345"
+  ARGS unknown_handle)
+
+# (3) A bad data index inside a task; a null pointer given to enter_data.
+taskgrid_error_test(bad_index 2 1
+  REGEX "error: taskgrid: rank 1: task 'bad_index_task' [(]id [0-9]+[)] failed: TaskContext::data[(]7[)]: the task has 1 data accesses"
+  ARGS bad_index 1)
+taskgrid_error_test(null_enter 2 1 STATUS 3
+  REGEX "caught: taskgrid::enter_data: null pointer with a non-zero size"
+  ARGS null_enter)
+
+# (4) A rank exits in the middle of the job (std::exit in a task): the exit
+# guard ends the job at once, naming the rank. With two threads the exit
+# comes from a worker thread.
+taskgrid_error_test(rank_exits 2 1
+  REGEX "error: taskgrid: rank 1: the process is exiting before taskgrid::finish[(][)]"
+  ARGS rank_exits 1)
+taskgrid_error_test(rank_exits 2 2
+  REGEX "error: taskgrid: rank 1: the process is exiting before taskgrid::finish[(][)]"
+  ARGS rank_exits 1)
+taskgrid_error_test(rank_exits 4 1
+  REGEX "error: taskgrid: rank 1: the process is exiting before taskgrid::finish[(][)]"
+  ARGS rank_exits 1)
+taskgrid_error_test(last_rank_exits 4 1
+  REGEX "error: taskgrid: rank 3: the process is exiting before taskgrid::finish[(][)]"
+  ARGS rank_exits 3)
+
+# (5) Bad settings: start() throws on every rank before MPI starts.
+taskgrid_error_test(bad_scheduler 2 1
+  ENV TASKGRID_SCHEDULER=bogus
+  REGEX "TASKGRID_SCHEDULER=.bogus. is not a scheduler. choose round_robin, locality or heft"
+  ARGS start_only)
+taskgrid_error_test(bad_threads 2 1
+  ENV TASKGRID_THREADS=0
+  REGEX "TASKGRID_THREADS=.0. must be a whole number from 1 to 4096"
+  ARGS start_only)
+
+# (6) main returns without finish(): the exit guard on rank 0.
+taskgrid_error_test(no_finish 2 1
+  REGEX "error: taskgrid: rank 0: the process is exiting before taskgrid::finish[(][)]"
+  ARGS no_finish)
+
+# (7) A function registered on rank 0 only cannot be built in one binary:
+# not tested.
+
+# More API misuse, caught as taskgrid::Error on rank 0.
+taskgrid_error_test(two_writers 2 1 STATUS 3
+  REGEX "caught: taskgrid: a task writes data handle [0-9]+ through two accesses"
+  ARGS two_writers)
+taskgrid_error_test(bad_rank_hint 2 1 STATUS 3
+  REGEX "caught: taskgrid::submit: rank hint 2 is outside the job [(]2 ranks[)]"
+  ARGS bad_rank_hint)
+taskgrid_error_test(released_handle 2 1 STATUS 3
+  REGEX "caught: taskgrid: data handle [0-9]+ was released"
+  ARGS released_handle)
+taskgrid_error_test(unregistered_function 2 1 STATUS 3
+  REGEX "caught: taskgrid::submit: function id 42 is not registered"
+  ARGS unregistered_function)
+
+# The program dies of an uncaught exception (no exit handlers run) while the
+# other ranks serve: the job must still end.
+taskgrid_error_test(program_terminates 2 1
+  REGEX "what[(][)]: +program bug after wait_all"
+  ARGS program_terminates)
+
+# Protocol leak check (a run that must succeed, so plain CTest: exit status 0
+# and no failure pattern). A 0-byte handle entered with a null pointer is
+# written on rank 1 and fetched: no transfer may be left without a receive.
+# Planner::fetch used to order the send to rank 0 while posting no receive
+# (no host buffer): with the probing transport the stray message stays
+# stashed, rank 0 never goes quiescent and finish() hangs (TIMEOUT); with
+# pre-posted receives it was left over at MPI_Finalize (UCX warning).
+add_test(NAME runtime.protocol.zero_byte_fetch.np2
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS}
+                 $<TARGET_FILE:taskgrid-error-cases> ${MPIEXEC_POSTFLAGS} zero_byte_fetch 1)
+set_tests_properties(runtime.protocol.zero_byte_fetch.np2 PROPERTIES
+  ENVIRONMENT TASKGRID_THREADS=1
+  LABELS "mpi;error_cases"
+  PROCESSORS 2
+  TIMEOUT 30
+  FAIL_REGULAR_EXPRESSION "unexpected tag-receive descriptor|error: taskgrid")

@@ -1,0 +1,180 @@
+// Programs that misuse TaskGrid or fail inside it (taskgrid-error-cases).
+//
+//   taskgrid-error-cases <case> [rank]
+//
+// Each case must end the job quickly with a non-zero status and a message
+// that says what went wrong; tests/runtime/error_cases.cmake runs them under
+// mpiexec through expect_failure.py, which also fails a case that hangs.
+// Errors the API reports by throwing taskgrid::Error are caught here: the
+// program prints "caught: <what>", calls finish() and exits 3. A case that
+// unexpectedly succeeds prints "error-cases: no error" and exits 0, which the
+// driver counts as a failure.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <taskgrid/taskgrid.hpp>
+
+namespace {
+
+constexpr int kCaught = 3;
+
+void throwing_task(taskgrid::TaskContext&) { throw std::runtime_error("boom"); }
+void bad_index_task(taskgrid::TaskContext& ctx) {
+  // One access: index 7 does not exist.
+  static_cast<char*>(ctx.data(7))[0] = 1;
+}
+void exiting_task(taskgrid::TaskContext&) { std::exit(0); }
+void touch_task(taskgrid::TaskContext& ctx) {
+  auto* bytes = static_cast<unsigned char*>(ctx.data(0));
+  for (size_t i = 0; i < ctx.size(0); ++i) bytes[i] = static_cast<unsigned char>(bytes[i] + 1);
+}
+
+TASKGRID_REGISTER(throwing_task);
+TASKGRID_REGISTER(bad_index_task);
+TASKGRID_REGISTER(exiting_task);
+TASKGRID_REGISTER(touch_task);
+
+int no_error() {
+  std::printf("error-cases: no error\n");
+  std::fflush(stdout);
+  return taskgrid::finish();
+}
+
+// Runs `misuse`, which must throw taskgrid::Error on rank 0.
+template <typename Misuse>
+int expect_error(Misuse misuse) {
+  try {
+    misuse();
+  } catch (const taskgrid::Error& error) {
+    std::printf("caught: %s\n", error.what());
+    std::fflush(stdout);
+    taskgrid::finish();
+    return kCaught;
+  }
+  return no_error();
+}
+
+// Runs one task on `rank` with one small buffer, and waits for it.
+int run_failing_task(taskgrid::TaskFunction fn, int rank) {
+  char buffer[64] = {};
+  const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+  taskgrid::TaskOptions options;
+  options.rank = rank;
+  taskgrid::submit(fn, {taskgrid::inout(h)}, options);
+  // Work after the failing task, so that the head is busy waiting when it fails.
+  for (int i = 0; i < 10; ++i) taskgrid::submit(touch_task, {taskgrid::inout(h)}, {});
+  taskgrid::exit_data(h);
+  return no_error();
+}
+
+[[noreturn]] void usage() {
+  std::fprintf(stderr,
+               "usage: taskgrid-error-cases <case> [rank]\n"
+               "cases: task_throws bad_index rank_exits unknown_handle null_enter two_writers "
+               "bad_rank_hint released_handle unregistered_function start_only no_finish "
+               "program_terminates zero_byte_fetch\n");
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || argc > 3) usage();
+  const std::string name = argv[1];
+  const int target = argc == 3 ? std::atoi(argv[2]) : 1;
+
+  // Bad settings (the test sets TASKGRID_SCHEDULER or TASKGRID_THREADS):
+  // start() itself throws, on every rank, before MPI starts; the program does
+  // not catch it (the default a user gets).
+  if (name == "start_only") {
+    taskgrid::start(&argc, &argv);
+    return no_error();
+  }
+
+  taskgrid::start(&argc, &argv);  // ranks > 0 serve inside start() and exit there
+
+  // Failures inside tasks: the job ends with a message naming the task and rank.
+  if (name == "task_throws") return run_failing_task(throwing_task, target);
+  if (name == "bad_index") return run_failing_task(bad_index_task, target);
+  if (name == "rank_exits") return run_failing_task(exiting_task, target);
+
+  // API misuse on rank 0: taskgrid::Error.
+  if (name == "unknown_handle") {
+    return expect_error(
+        [] { taskgrid::submit(touch_task, {taskgrid::inout(taskgrid::DataHandle{12345})}, {}); });
+  }
+  if (name == "null_enter") return expect_error([] { taskgrid::enter_data(nullptr, 16); });
+  if (name == "two_writers") {
+    static char buffer[8];
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    return expect_error([h] {
+      taskgrid::submit(touch_task, {taskgrid::out(h), taskgrid::inout(h)}, {});
+    });
+  }
+  if (name == "bad_rank_hint") {
+    static char buffer[8];
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    return expect_error([h] {
+      taskgrid::TaskOptions options;
+      options.rank = taskgrid::num_ranks();
+      taskgrid::submit(touch_task, {taskgrid::inout(h)}, options);
+    });
+  }
+  if (name == "released_handle") {
+    static char buffer[8];
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    taskgrid::submit(touch_task, {taskgrid::inout(h)}, {});
+    taskgrid::release(h);
+    return expect_error([h] { taskgrid::submit(touch_task, {taskgrid::in(h)}, {}); });
+  }
+  if (name == "unregistered_function") {
+    static char buffer[8];
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    return expect_error([h] {
+      taskgrid::submit_packed(taskgrid::FunctionId{42}, {taskgrid::inout(h)}, {}, nullptr, 0);
+    });
+  }
+
+  // Not an error: a handle of 0 bytes entered with a null pointer, written on
+  // `target` and fetched. Must end cleanly (exit 0) without leaving a message
+  // that was sent but never received (MPICH's UCX layer reports those at
+  // MPI_Finalize as "unexpected tag-receive descriptor ... was not matched").
+  if (name == "zero_byte_fetch") {
+    const auto h = taskgrid::enter_data(nullptr, 0);
+    taskgrid::TaskOptions options;
+    options.rank = target;
+    taskgrid::submit(touch_task, {taskgrid::inout(h)}, options);
+    taskgrid::fetch(h);
+    taskgrid::submit(touch_task, {taskgrid::inout(h)}, options);
+    taskgrid::exit_data(h);
+    std::printf("error-cases: zero_byte_fetch done\n");
+    return taskgrid::finish();
+  }
+
+  // Leaving without finish(): the exit guard ends the job instead of leaving
+  // the other ranks waiting.
+  if (name == "no_finish") {
+    char buffer[64] = {};
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    taskgrid::submit(touch_task, {taskgrid::inout(h)}, {});
+    taskgrid::exit_data(h);
+    std::printf("error-cases: returning from main without finish()\n");
+    std::fflush(stdout);
+    return 0;
+  }
+  // The program dies (uncaught exception: std::terminate, no exit handlers)
+  // while the other ranks serve: mpiexec must end them.
+  if (name == "program_terminates") {
+    char buffer[64] = {};
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    for (int i = 0; i < 10; ++i) taskgrid::submit(touch_task, {taskgrid::inout(h)}, {});
+    taskgrid::wait_all();
+    throw std::logic_error("program bug after wait_all");
+  }
+
+  std::fprintf(stderr, "taskgrid-error-cases: unknown case \"%s\"\n", name.c_str());
+  taskgrid::finish();
+  return 2;
+}

@@ -1,0 +1,12 @@
+# Test programs of the TaskGrid runtime that run under mpiexec: the
+# differential random-graph harness and the error-case program. Included from
+# tests/runtime/CMakeLists.txt; both land in ${PROJECT_BINARY_DIR}/bin.
+foreach(_program IN ITEMS differential_harness:taskgrid-differential
+                          error_cases:taskgrid-error-cases)
+  string(REPLACE ":" ";" _pair "${_program}")
+  list(GET _pair 0 _source)
+  list(GET _pair 1 _target)
+  add_executable(${_target} ${CMAKE_CURRENT_LIST_DIR}/${_source}.cpp)
+  target_link_libraries(${_target} PRIVATE taskgrid)
+  set_target_properties(${_target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+endforeach()
