@@ -56,3 +56,26 @@ taskgrid_differential_test(2 heft        1 2203)
 taskgrid_differential_test(4 round_robin 1 4401)
 taskgrid_differential_test(4 locality    1 4402)
 taskgrid_differential_test(4 heft        2 4403)
+
+# spmd mode: every rank runs the harness (the replicated planner), at 1, 2, 3
+# and 4 ranks, one with two threads per rank.
+function(taskgrid_differential_spmd_test ranks threads seed)
+  set(name runtime.differential.spmd.np${ranks}.t${threads})
+  add_test(NAME ${name}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
+                   --graphs ${TASKGRID_DIFFERENTIAL_GRAPHS} --seed ${seed} --tasks-max 60)
+  set(processors ${ranks})
+  if(processors GREATER 2)
+    set(processors 2)
+  endif()
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "TASKGRID_MODE=spmd;TASKGRID_THREADS=${threads}"
+    FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
+    PROCESSORS ${processors} LABELS "mpi;differential;spmd" TIMEOUT 120)
+endfunction()
+
+taskgrid_differential_spmd_test(1 1 5101)
+taskgrid_differential_spmd_test(2 1 5202)
+taskgrid_differential_spmd_test(3 1 5303)
+taskgrid_differential_spmd_test(4 2 5404)

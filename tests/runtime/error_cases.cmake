@@ -142,3 +142,17 @@ set_tests_properties(runtime.protocol.zero_byte_fetch.np2 PROPERTIES
   PROCESSORS 2
   TIMEOUT 30
   FAIL_REGULAR_EXPRESSION "unexpected tag-receive descriptor|error: taskgrid")
+
+# spmd: rank 1 (of 2) or rank 2 (of 4) submits an extra task at submission 44;
+# the job must stop with the first differing submission of every rank.
+taskgrid_error_test(spmd_divergence 2 1
+  ENV TASKGRID_MODE=spmd
+  REGEX "spmd ranks submitted different sequences. first difference"
+  REGEX "rank 0: submission #45 is task 'touch_task'"
+  REGEX "rank 1: submission #45 is task 'touch_task' with 1 accesses [(]inout handle 2[)]"
+  ARGS spmd_divergence 1)
+taskgrid_error_test(spmd_divergence 4 1
+  ENV TASKGRID_MODE=spmd
+  REGEX "spmd ranks submitted different sequences. first difference"
+  REGEX "rank 2: submission #45 is task 'touch_task' with 1 accesses [(]inout handle 2[)]"
+  ARGS spmd_divergence 2)

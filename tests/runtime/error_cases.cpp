@@ -74,6 +74,7 @@ int run_failing_task(taskgrid::TaskFunction fn, int rank) {
                "usage: taskgrid-error-cases <case> [rank]\n"
                "cases: task_throws bad_index rank_exits unknown_handle null_enter two_writers "
                "bad_rank_hint released_handle unregistered_function start_only no_finish "
+               "spmd_divergence "
                "program_terminates zero_byte_fetch\n");
   std::exit(2);
 }
@@ -150,6 +151,23 @@ int main(int argc, char** argv) {
     taskgrid::submit(touch_task, {taskgrid::inout(h)}, options);
     taskgrid::exit_data(h);
     std::printf("error-cases: zero_byte_fetch done\n");
+    return taskgrid::finish();
+  }
+
+  // spmd (run with TASKGRID_MODE=spmd): rank `target` submits one task more
+  // than the others in the middle of the sequence. The divergence check must
+  // stop the job naming the first differing submission, never hang.
+  if (name == "spmd_divergence") {
+    char buffer[64] = {};
+    const auto a = taskgrid::enter_data(buffer, sizeof buffer, 0);
+    const auto b = taskgrid::enter_data(buffer, sizeof buffer, taskgrid::num_ranks() - 1);
+    for (int i = 0; i < 50; ++i) {
+      taskgrid::submit(touch_task, {taskgrid::inout(a)}, {});
+      if (i == 20 && taskgrid::rank() == target) taskgrid::submit(touch_task, {taskgrid::inout(b)}, {});
+      taskgrid::submit(touch_task, {taskgrid::inout(b)}, {});
+    }
+    taskgrid::wait_all();
+    std::printf("error-cases: spmd_divergence was not detected\n");
     return taskgrid::finish();
   }
 
