@@ -79,3 +79,28 @@ taskgrid_differential_spmd_test(1 1 5101)
 taskgrid_differential_spmd_test(2 1 5202)
 taskgrid_differential_spmd_test(3 1 5303)
 taskgrid_differential_spmd_test(4 2 5404)
+
+# Transfers cut into many small messages (TASKGRID_CHUNK_BYTES): the chunked
+# path of the transport (any size, > 2 GiB included, goes this way).
+add_test(NAME runtime.differential.chunked.np2
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS}
+                 $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
+                 --graphs 100 --seed 6161 --tasks-max 60)
+set_tests_properties(runtime.differential.chunked.np2 PROPERTIES
+  ENVIRONMENT "TASKGRID_CHUNK_BYTES=100;TASKGRID_SCHEDULER=round_robin;TASKGRID_THREADS=1"
+  FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
+  PROCESSORS 2 LABELS "mpi;differential" TIMEOUT 120)
+
+# TASKGRID_TRACE and TASKGRID_STATS: one Chrome trace for the whole job, a
+# stats line per rank, and the two agree.
+foreach(mode IN ITEMS cluster spmd)
+  add_test(NAME runtime.trace_and_stats.${mode}.np2
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_trace.py 2
+                   ${CMAKE_CURRENT_BINARY_DIR}/trace-${mode}.json --
+                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
+                   --graphs 20 --seed 7272 --tasks-max 60)
+  set_tests_properties(runtime.trace_and_stats.${mode}.np2 PROPERTIES
+    ENVIRONMENT "TASKGRID_MODE=${mode};TASKGRID_SCHEDULER=round_robin;TASKGRID_THREADS=1"
+    PROCESSORS 2 LABELS "mpi;trace" TIMEOUT 120)
+endforeach()
