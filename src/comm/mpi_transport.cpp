@@ -85,6 +85,17 @@ bool MpiTransport::receive_control(int& source, std::vector<char>& batch) {
   return true;
 }
 
+template <typename Post>
+void MpiTransport::for_each_chunk(void* data, size_t bytes, Post&& post) const {
+  char* at = static_cast<char*>(data);
+  for (size_t left = bytes; left > 0;) {
+    const size_t chunk = left < max_chunk_ ? left : max_chunk_;
+    post(at, static_cast<int>(chunk));
+    at += chunk;
+    left -= chunk;
+  }
+}
+
 void MpiTransport::send_data(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) {
   const uint32_t op = new_operation(Operation::Kind::data, cookie);
   if (bytes <= max_chunk_) {
@@ -95,31 +106,22 @@ void MpiTransport::send_data(int dest, int tag, const void* data, size_t bytes, 
     return;
   }
   // Chunks share one tag: MPI's non-overtaking rule keeps them in order.
-  const char* at = static_cast<const char*>(data);
-  for (size_t left = bytes; left > 0;) {
-    const size_t chunk = left < max_chunk_ ? left : max_chunk_;
+  for_each_chunk(const_cast<void*>(data), bytes, [&](char* at, int chunk) {
     MPI_Request request;
-    check(MPI_Isend(at, static_cast<int>(chunk), MPI_BYTE, dest, tag, bulk_comm_, &request),
-          "MPI_Isend (bulk data)");
+    check(MPI_Isend(at, chunk, MPI_BYTE, dest, tag, bulk_comm_, &request), "MPI_Isend (bulk data)");
     add_request(request, op);
-    at += chunk;
-    left -= chunk;
-  }
+  });
 }
 
 void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) {
     const uint32_t op = new_operation(Operation::Kind::data, cookie);
-    char* at = static_cast<char*>(data);
-    for (size_t left = bytes; left > 0;) {
-      const size_t chunk = left < max_chunk_ ? left : max_chunk_;
+    for_each_chunk(data, bytes, [&](char* at, int chunk) {
       MPI_Request request;
-      check(MPI_Irecv(at, static_cast<int>(chunk), MPI_BYTE, source, tag, bulk_comm_, &request),
+      check(MPI_Irecv(at, chunk, MPI_BYTE, source, tag, bulk_comm_, &request),
             "MPI_Irecv (bulk data)");
       add_request(request, op);
-      at += chunk;
-      left -= chunk;
-    }
+    });
     return;
   }
   const uint64_t key = key_of(source, tag);

@@ -80,6 +80,9 @@ class MpiTransport final : public Transport {
   void check(int code, const char* call);
   bool match_arrived_data(std::vector<uint64_t>& finished);
   void deliver_stash(Stashed& stash, const Expected& expected, std::vector<uint64_t>& finished);
+  // Calls post(address, bytes) for each chunk of at most max_chunk_ bytes.
+  template <typename Post>
+  void for_each_chunk(void* data, size_t bytes, Post&& post) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;       // control
   MPI_Comm data_comm_ = MPI_COMM_NULL;  // single-message transfers (probed)

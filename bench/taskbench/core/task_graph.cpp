@@ -62,6 +62,22 @@ bool random_edge(const TaskGraph& g, int64_t dset, int64_t producer, int64_t con
   return taskbench_random(args, 5) < g.fraction || (g.radix > 0 && producer == consumer);
 }
 
+// Calls visit(first, last) for each maximal run of consecutive points of
+// [lo, hi] that `include` accepts, in ascending order.
+template <typename Include, typename Visit>
+void visit_runs(int64_t lo, int64_t hi, Include&& include, Visit&& visit) {
+  int64_t run_start = -1;
+  for (int64_t i = lo; i <= hi; ++i) {
+    if (include(i)) {
+      if (run_start < 0) run_start = i;
+    } else if (run_start >= 0) {
+      visit(run_start, i - 1);
+      run_start = -1;
+    }
+  }
+  if (run_start >= 0) visit(run_start, hi);
+}
+
 // Calls visit(first, last) for each interval of deps(dset, p) in enumeration
 // order. Shared by the vector API and the allocation-free effective lists.
 template <typename Visit>
@@ -108,21 +124,10 @@ void visit_dependencies(const TaskGraph& g, int64_t dset, int64_t p, Visit&& vis
         visit(q, q);
       }
       return;
-    case DependenceType::random_nearest: {
-      // Maximal runs of included candidates, ascending.
-      const int64_t last = std::min(p + (R - 1) / 2, W - 1);
-      int64_t run_start = -1;
-      for (int64_t i = std::max<int64_t>(0, p - R / 2); i <= last; ++i) {
-        if (random_edge(g, dset, i, p)) {
-          if (run_start < 0) run_start = i;
-        } else if (run_start >= 0) {
-          visit(run_start, i - 1);
-          run_start = -1;
-        }
-      }
-      if (run_start >= 0) visit(run_start, last);
+    case DependenceType::random_nearest:
+      visit_runs(std::max<int64_t>(0, p - R / 2), std::min(p + (R - 1) / 2, W - 1),
+                 [&](int64_t i) { return random_edge(g, dset, i, p); }, visit);
       return;
-    }
   }
 }
 
@@ -161,20 +166,11 @@ void visit_reverse_dependencies(const TaskGraph& g, int64_t dset, int64_t p, Vis
         visit(q, q);
       }
       return;
-    case DependenceType::random_nearest: {
-      const int64_t last = std::min(p + R / 2, W - 1);
-      int64_t run_start = -1;
-      for (int64_t i = std::max<int64_t>(0, p - (R - 1) / 2); i <= last; ++i) {
-        if (random_edge(g, dset, p, i)) {
-          if (run_start < 0) run_start = i;
-        } else if (run_start >= 0) {
-          visit(run_start, i - 1);
-          run_start = -1;
-        }
-      }
-      if (run_start >= 0) visit(run_start, last);
+    case DependenceType::random_nearest:
+      // Hash arguments stay (producer, consumer): both directions agree.
+      visit_runs(std::max<int64_t>(0, p - (R - 1) / 2), std::min(p + R / 2, W - 1),
+                 [&](int64_t i) { return random_edge(g, dset, p, i); }, visit);
       return;
-    }
   }
 }
 
