@@ -8,23 +8,10 @@
 # edge, or a task skipped or run twice, fails the run. 3 ranks: widths not
 # divisible by the ranks. TASKGRID_THREADS=1: one task thread per rank (4
 # ranks on a 2-core machine already oversubscribe it).
-find_package(Python3 REQUIRED COMPONENTS Interpreter)
-set(_taskgrid_spmd_checker ${CMAKE_CURRENT_LIST_DIR}/check_taskbench_run.py)
-
-# _taskgrid_spmd_test(<name> <ranks> [ENV <var=value>...] CHECK <checker args>... RUN <flags>...)
+# _taskgrid_spmd_test(<name> <ranks> [ENV ...] CHECK ... RUN ...): the helper of
+# taskgrid_system.cmake (included before this file) for taskbench-taskgrid_spmd.
 function(_taskgrid_spmd_test name ranks)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "ENV;CHECK;RUN")
-  add_test(NAME ${name}
-           COMMAND ${Python3_EXECUTABLE} ${_taskgrid_spmd_checker} --timeout 50 ${arg_CHECK} --
-                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
-                   $<TARGET_FILE:taskbench-taskgrid_spmd> ${MPIEXEC_POSTFLAGS} ${arg_RUN})
-  set(processors ${ranks})
-  if(processors GREATER 2)
-    set(processors 2)
-  endif()
-  set_tests_properties(${name} PROPERTIES
-    ENVIRONMENT "TASKGRID_THREADS=1;${arg_ENV}"
-    LABELS "mpi;taskgrid_spmd" TIMEOUT 60 PROCESSORS ${processors})
+  _taskgrid_test(${name} ${ranks} SYSTEM taskgrid_spmd ${ARGN})
 endfunction()
 
 # taskgrid_spmd_vector(<name> <tasks> <deps> <flops> <bytes> [RANKS "<n>;..."] <flags>...)

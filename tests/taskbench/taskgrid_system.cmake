@@ -10,20 +10,25 @@
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(_taskgrid_checker ${CMAKE_CURRENT_LIST_DIR}/check_taskbench_run.py)
 
-# _taskgrid_test(<name> <ranks> [ENV <var=value>...] CHECK <checker args>... RUN <flags>...)
+# _taskgrid_test(<name> <ranks> [SYSTEM taskgrid|taskgrid_spmd] [ENV <var=value>...]
+#                CHECK <checker args>... RUN <flags>...)
+# Shared by taskgrid_spmd_system.cmake (included after this file).
 function(_taskgrid_test name ranks)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "ENV;CHECK;RUN")
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "SYSTEM" "ENV;CHECK;RUN")
+  if(NOT arg_SYSTEM)
+    set(arg_SYSTEM taskgrid)
+  endif()
   add_test(NAME ${name}
            COMMAND ${Python3_EXECUTABLE} ${_taskgrid_checker} --timeout 50 ${arg_CHECK} --
                    ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
-                   $<TARGET_FILE:taskbench-taskgrid> ${MPIEXEC_POSTFLAGS} ${arg_RUN})
+                   $<TARGET_FILE:taskbench-${arg_SYSTEM}> ${MPIEXEC_POSTFLAGS} ${arg_RUN})
   set(processors ${ranks})
   if(processors GREATER 2)
     set(processors 2)
   endif()
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "TASKGRID_THREADS=1;${arg_ENV}"
-    LABELS "mpi;taskgrid" TIMEOUT 60 PROCESSORS ${processors})
+    LABELS "mpi;${arg_SYSTEM}" TIMEOUT 60 PROCESSORS ${processors})
 endfunction()
 
 # taskgrid_vector(<name> <tasks> <deps> <flops> <bytes> [RANKS "<n>;..."] <flags>...)

@@ -20,16 +20,10 @@ class MpiSystem final : public System {
   void run_graph(GraphExchange& graph, const BroadcastView& broadcast,
                  ExecutionCounts& counts) override {
     const int64_t timesteps = graph.graph().timesteps;
+    Step current;
     Step next = graph.step(0);
     for (int64_t t = 0; t < timesteps; ++t) {
-      const Step current = next;
-      const bool has_next = t + 1 < timesteps;
-      if (has_next) {
-        next = graph.step(t + 1);
-        graph.post_receives(next);
-      }
-      graph.wait_receives(t);
-      if (t >= 2) graph.wait_sends(t - 2);  // before overwriting parity t % 2
+      const bool has_next = graph.begin_timestep(t, current, next);
       for (int64_t p = current.local_first; p < current.local_end; ++p) {
         const TaskArgs args = graph.task_args(current, p, scratch_, broadcast);
         execute_task(args);

@@ -360,6 +360,18 @@ void GraphExchange::send_output(const Step& consumer, int64_t point) {
   }
 }
 
+bool GraphExchange::begin_timestep(int64_t t, Step& current, Step& next) {
+  current = next;
+  const bool has_next = t + 1 < graph().timesteps;
+  if (has_next) {
+    next = step(t + 1);
+    post_receives(next);
+  }
+  wait_receives(t);
+  if (t >= 2) wait_sends(t - 2);  // before overwriting parity t % 2
+  return has_next;
+}
+
 void GraphExchange::wait_sends(int64_t producer_timestep) {
   const size_t parity = static_cast<size_t>(producer_timestep & 1);
   if (send_count_[parity] == 0) return;

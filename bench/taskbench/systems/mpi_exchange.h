@@ -118,6 +118,13 @@ class GraphExchange {
 
   Step step(int64_t timestep) const;
 
+  // Opens timestep `t` of a pass. `next` holds step(t) on entry (start with
+  // step(0)); it is moved to `current`, and the receives of t+1 are posted at
+  // once (messages posted early) into `next`. Then waits for t's receives and
+  // for the sends of t-2, whose output parity t reuses. Returns whether t+1
+  // exists (only then are outputs sent).
+  bool begin_timestep(int64_t t, Step& current, Step& next);
+
   // Untimed, before each pass: zero outputs and receive buffers so that a
   // missing message cannot be hidden by data of the previous pass.
   void reset();
