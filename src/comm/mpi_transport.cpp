@@ -138,8 +138,26 @@ void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, u
     return;
   }
   if (!expected_.emplace(key, expected).second)
-    throw std::runtime_error("taskgrid: two transfers expected from rank " + std::to_string(source) +
-                             " with tag " + std::to_string(tag));
+    throw std::runtime_error("taskgrid: two transfers expected from rank " +
+                             std::to_string(source) + " with tag " + std::to_string(tag));
+}
+
+void MpiTransport::send_chunk(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) {
+  if (bytes > max_chunk_) throw std::logic_error("taskgrid: a chunk larger than the chunk limit");
+  const uint32_t op = new_operation(Operation::Kind::data, cookie);
+  MPI_Request request;
+  check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, bulk_comm_, &request),
+        "MPI_Isend (chunk)");
+  add_request(request, op);
+}
+
+void MpiTransport::receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
+  if (bytes > max_chunk_) throw std::logic_error("taskgrid: a chunk larger than the chunk limit");
+  const uint32_t op = new_operation(Operation::Kind::data, cookie);
+  MPI_Request request;
+  check(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, source, tag, bulk_comm_, &request),
+        "MPI_Irecv (chunk)");
+  add_request(request, op);
 }
 
 void MpiTransport::deliver_stash(Stashed& stash, const Expected& expected,
@@ -185,7 +203,8 @@ bool MpiTransport::match_arrived_data(std::vector<uint64_t>& finished) {
     stash.bytes.resize(static_cast<size_t>(count));
     const uint32_t op = new_operation(Operation::Kind::stash, 0);
     operations_[op].key = key;
-    check(MPI_Imrecv(stash.bytes.data(), count, MPI_BYTE, &message, &request), "MPI_Imrecv (stash)");
+    check(MPI_Imrecv(stash.bytes.data(), count, MPI_BYTE, &message, &request),
+          "MPI_Imrecv (stash)");
     add_request(request, op);
   }
 }

@@ -11,8 +11,9 @@
 // transfers actually in flight are tested, so polling cost does not grow with
 // how far ahead the planner is.
 //
-// Transfers larger than one chunk use a third communicator with pre-posted
-// receives (they are rare, and their chunks must not be probed one by one).
+// Transfers larger than one chunk, and the chunks of broadcasts, use a third
+// communicator with pre-posted receives (their chunks must not be probed one
+// by one, and a receiver posts only a window of them at a time).
 #pragma once
 
 #include <mpi.h>
@@ -42,6 +43,8 @@ class MpiTransport final : public Transport {
   bool receive_control(int& source, std::vector<char>& batch) override;
   void send_data(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) override;
   void receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) override;
+  void send_chunk(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) override;
+  void receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) override;
   bool poll(std::vector<uint64_t>& finished) override;
   size_t pending() const override;
   [[noreturn]] void abort_job(int status) override;
@@ -49,7 +52,7 @@ class MpiTransport final : public Transport {
   static constexpr int kControlTag = 1;
   // Transfers are cut into chunks of at most this size (MPI counts are int).
   static constexpr size_t kMaxChunk = size_t{1} << 30;
-  size_t max_chunk() const { return max_chunk_; }
+  size_t max_chunk() const override { return max_chunk_; }
 
  private:
   // One logical operation: a control send, a data transfer (maybe chunked),
@@ -58,7 +61,7 @@ class MpiTransport final : public Transport {
     enum class Kind { control, data, stash } kind = Kind::data;
     uint64_t cookie = 0;
     uint32_t chunks_left = 0;
-    uint64_t key = 0;  // stash: (source, tag)
+    uint64_t key = 0;          // stash: (source, tag)
     std::vector<char> buffer;  // control batch or stashed message
   };
   struct Expected {
@@ -73,7 +76,8 @@ class MpiTransport final : public Transport {
     Expected expectation{};
   };
   static uint64_t key_of(int source, int tag) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(source)) << 32) | static_cast<uint32_t>(tag);
+    return (static_cast<uint64_t>(static_cast<uint32_t>(source)) << 32) |
+           static_cast<uint32_t>(tag);
   }
   uint32_t new_operation(Operation::Kind kind, uint64_t cookie);
   void add_request(MPI_Request request, uint32_t operation);

@@ -26,6 +26,13 @@ class Transport {
   virtual void send_data(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) = 0;
   virtual void receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) = 0;
 
+  // One message of a stream of chunks (at most max_chunk() bytes). Receives
+  // are posted at once and matched in posting order, so successive chunks on
+  // one (peer, tag) land in the order they were sent. Each has its cookie.
+  virtual void send_chunk(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) = 0;
+  virtual void receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) = 0;
+  virtual size_t max_chunk() const = 0;
+
   // Completes what it can without blocking; appends finished data cookies.
   // Returns true when anything completed (control sends included).
   virtual bool poll(std::vector<uint64_t>& finished) = 0;

@@ -12,14 +12,22 @@
 namespace taskgrid::wire {
 
 enum class Kind : uint8_t {
-  task = 1,       // planner -> engine: run a task (Task + accesses + args)
-  send = 2,       // planner -> engine: send a version to a rank when it exists
-  retire = 3,     // planner -> engine: no more uses of a version will be issued
-  create = 4,     // local only: a version whose buffer the planner filled (enter_data)
-  fetch = 5,      // local only (head): receive/copy a version into host memory
-  shutdown = 6,   // planner -> engine: stop after the commands before it
-  completed = 7,  // engine -> head: tasks finished (one record per task)
+  task = 1,            // planner -> engine: run a task (Task + accesses + args)
+  send = 2,            // planner -> engine: send a version to a rank when it exists
+  retire = 3,          // planner -> engine: no more uses of a version will be issued
+  create = 4,          // local only: a version whose buffer the planner filled (enter_data)
+  fetch = 5,           // local only (head): receive/copy a version into host memory
+  shutdown = 6,        // planner -> engine: stop after the commands before it
+  completed = 7,       // engine -> head: tasks finished (one record per task)
+  broadcast = 8,       // planner -> root: broadcast a version (Route + forward list)
+  route = 9,           // parent -> child engine: the data follows; forward it (Route + list)
+  mpi_broadcast = 10,  // planner -> every participant: join an MPI_Ibcast
 };
+
+// Access::source of an input that arrives by a broadcast: the sender is not
+// known in advance (a route from the parent names it); Access::tag is the
+// broadcast's tag.
+constexpr int32_t kSourceBroadcast = -2;
 
 struct Header {
   Kind kind;
@@ -75,6 +83,31 @@ struct Fetch {
   uint64_t bytes;
 };
 
+// A tree or pipeline broadcast (coll/broadcast.h), followed by `count`
+// int32 ranks: the root's readers (Kind::broadcast) or the ranks the receiver
+// must forward to (Kind::route). Data messages carry `tag`.
+struct Route {
+  uint64_t version;
+  uint64_t bytes;
+  uint64_t chunk_bytes;
+  int32_t tag;
+  uint32_t count;
+  uint8_t shape;  // coll::Shape
+  uint8_t forward_each_chunk;
+  uint8_t reserved[6];
+};
+
+// Followed by `count` int32 ranks, ascending: the communicator's members.
+struct MpiBroadcast {
+  uint64_t version;
+  uint64_t bytes;
+  uint64_t chunk_bytes;
+  int32_t root;
+  int32_t tag;
+  uint32_t count;
+  uint32_t reserved;
+};
+
 struct Completed {
   uint64_t task_id;
   uint64_t duration_ns;
@@ -103,9 +136,10 @@ class BatchWriter {
   void add_task(const Task& task, const Access* accesses, const void* args,
                 const char* name = nullptr) {
     const size_t access_bytes = task.num_accesses * sizeof(Access);
-    const Header header{Kind::task, {},
-                        static_cast<uint32_t>(sizeof task + access_bytes + task.args_bytes +
-                                              task.name_bytes)};
+    const Header header{
+        Kind::task,
+        {},
+        static_cast<uint32_t>(sizeof task + access_bytes + task.args_bytes + task.name_bytes)};
     append(&header, sizeof header);
     append(&task, sizeof task);
     append(accesses, access_bytes);

@@ -10,9 +10,9 @@
 
 #include "comm/mpi_transport.h"
 #include "runtime/divergence_check.h"
-#include "runtime/planner.h"
 #include "runtime/engine.h"
 #include "runtime/options.h"
+#include "runtime/planner.h"
 #include "trace/trace.h"
 
 namespace taskgrid {
@@ -39,6 +39,7 @@ struct Runtime {
   std::unique_ptr<comm::MpiTransport> transport;
   std::unique_ptr<runtime::Engine> engine;
   std::vector<MPI_Comm> channels;
+  MPI_Comm collectives = MPI_COMM_NULL;  // parent of the MPI broadcasts' communicators
   std::unique_ptr<runtime::DivergenceCheck> divergence;
   std::unique_ptr<runtime::Planner> planner;
   std::thread engine_thread;
@@ -71,10 +72,8 @@ void exit_guard() {
   std::_Exit(1);
 }
 
-// Ping-pong between ranks 0 and 1 for the cost model: latency from small
-// messages, bandwidth from 1 MiB ones. Other ranks take no part.
-void calibrate(MPI_Comm comm, int rank, runtime::PlannerConfig& config) {
-  if (rank > 1) return;
+// Latency from small messages, bandwidth from 1 MiB ones (ranks 0 and 1).
+void ping_pong(MPI_Comm comm, int rank, runtime::PlannerConfig& config) {
   const int peer = 1 - rank;
   constexpr int kTag = 7;
   constexpr int kSmallRounds = 20, kLargeRounds = 4;
@@ -98,8 +97,19 @@ void calibrate(MPI_Comm comm, int rank, runtime::PlannerConfig& config) {
   const double large = rounds(kLargeRounds, static_cast<int>(kLarge));
   if (rank == 0) {
     config.latency_seconds = std::max(latency, 1e-7);
-    config.bandwidth_bytes_per_second = static_cast<double>(kLarge) / std::max(large - latency, 1e-7);
+    config.bandwidth_bytes_per_second =
+        static_cast<double>(kLarge) / std::max(large - latency, 1e-7);
   }
+}
+
+// The cost model's network figures, measured by ranks 0 and 1 and given to
+// every rank (spmd planners must all choose the same broadcast plans).
+void calibrate(MPI_Comm comm, int rank, runtime::PlannerConfig& config) {
+  if (rank <= 1) ping_pong(comm, rank, config);
+  double measured[2] = {config.latency_seconds, config.bandwidth_bytes_per_second};
+  MPI_Bcast(measured, 2, MPI_DOUBLE, 0, comm);
+  config.latency_seconds = measured[0];
+  config.bandwidth_bytes_per_second = measured[1];
 }
 
 void print_stats(MPI_Comm comm, const runtime::EngineStats& stats, int rank, int size) {
@@ -107,22 +117,37 @@ void print_stats(MPI_Comm comm, const runtime::EngineStats& stats, int rank, int
   std::vector<uint64_t> all(static_cast<size_t>(kFields * size));
   MPI_Gather(&stats, kFields, MPI_UINT64_T, all.data(), kFields, MPI_UINT64_T, 0, comm);
   if (rank != 0) return;
-  std::fprintf(stderr,
-               "taskgrid stats: rank  tasks  task_ms  data_sent(msgs/bytes)  "
-               "data_received(msgs/bytes)  control_sent(msgs/bytes)  control_received  reclaimed\n");
+  std::fprintf(
+      stderr,
+      "taskgrid stats: rank  tasks  task_ms  data_sent(msgs/bytes)  "
+      "data_received(msgs/bytes)  control_sent(msgs/bytes)  control_received  reclaimed\n");
   for (int r = 0; r < size; ++r) {
     runtime::EngineStats s;
     std::memcpy(static_cast<void*>(&s), all.data() + r * kFields, sizeof s);
-    std::fprintf(stderr, "taskgrid stats: %4d %6llu %8.3f %8llu/%-12llu %8llu/%-12llu %8llu/%-12llu %8llu %9llu\n", r,
-                 static_cast<unsigned long long>(s.tasks_executed), static_cast<double>(s.task_ns) * 1e-6,
-                 static_cast<unsigned long long>(s.data_messages_sent),
-                 static_cast<unsigned long long>(s.data_bytes_sent),
-                 static_cast<unsigned long long>(s.data_messages_received),
-                 static_cast<unsigned long long>(s.data_bytes_received),
-                 static_cast<unsigned long long>(s.control_messages_sent),
-                 static_cast<unsigned long long>(s.control_bytes_sent),
-                 static_cast<unsigned long long>(s.control_messages_received),
-                 static_cast<unsigned long long>(s.versions_reclaimed));
+    std::fprintf(
+        stderr,
+        "taskgrid stats: %4d %6llu %8.3f %8llu/%-12llu %8llu/%-12llu %8llu/%-12llu %8llu %9llu\n",
+        r, static_cast<unsigned long long>(s.tasks_executed), static_cast<double>(s.task_ns) * 1e-6,
+        static_cast<unsigned long long>(s.data_messages_sent),
+        static_cast<unsigned long long>(s.data_bytes_sent),
+        static_cast<unsigned long long>(s.data_messages_received),
+        static_cast<unsigned long long>(s.data_bytes_received),
+        static_cast<unsigned long long>(s.control_messages_sent),
+        static_cast<unsigned long long>(s.control_bytes_sent),
+        static_cast<unsigned long long>(s.control_messages_received),
+        static_cast<unsigned long long>(s.versions_reclaimed));
+  }
+  for (int r = 0; r < size; ++r) {
+    runtime::EngineStats s;
+    std::memcpy(static_cast<void*>(&s), all.data() + r * kFields, sizeof s);
+    std::fprintf(stderr,
+                 "taskgrid bcast stats: rank %d rooted %llu routes_received %llu chunks_sent %llu "
+                 "chunks_received %llu mpi_bcasts %llu\n",
+                 r, static_cast<unsigned long long>(s.broadcasts_rooted),
+                 static_cast<unsigned long long>(s.broadcast_routes_received),
+                 static_cast<unsigned long long>(s.broadcast_chunks_sent),
+                 static_cast<unsigned long long>(s.broadcast_chunks_received),
+                 static_cast<unsigned long long>(s.mpi_broadcasts));
   }
 }
 
@@ -130,12 +155,14 @@ void print_stats(MPI_Comm comm, const runtime::EngineStats& stats, int rank, int
 void shut_down_rank() {
   Runtime& rt = *state;
   const MPI_Comm comm = rt.transport->communicator();
-  if (rt.options.stats) print_stats(comm, rt.engine->stats(), rt.transport->rank(), rt.transport->size());
+  if (rt.options.stats)
+    print_stats(comm, rt.engine->stats(), rt.transport->rank(), rt.transport->size());
   trace::write_job_trace(comm);
   rt.planner.reset();
   rt.divergence.reset();
   rt.engine.reset();
   for (MPI_Comm& channel : rt.channels) MPI_Comm_free(&channel);
+  MPI_Comm_free(&rt.collectives);
   runtime::set_abort_transport(nullptr);
   rt.transport.reset();
   finished = true;
@@ -195,8 +222,15 @@ void start(int* argc, char*** argv) {
     rt->channels.push_back(channel);
   }
   config.channels = rt->options.channels;
+  config.broadcast = rt->options.broadcast;
+  config.broadcast_min_bytes = rt->options.broadcast_min_bytes;
+  config.broadcast_chunk = rt->options.broadcast_chunk;
+  config.max_message = transport.max_chunk();
+  MPI_Comm_dup(transport.communicator(), &rt->collectives);
+  MPI_Comm_set_errhandler(rt->collectives, MPI_ERRORS_RETURN);
   rt->engine = std::make_unique<runtime::Engine>(transport, config.threads_per_rank,
-                                                 spmd ? rank : 0, rt->channels);
+                                                 spmd ? rank : 0, rt->channels, rt->collectives);
+  rt->engine->set_engine_creates_comms(!spmd);
   if (spmd && rt->options.divergence_interval > 0) {
     rt->divergence = std::make_unique<runtime::DivergenceCheck>(transport.communicator(),
                                                                 rt->options.divergence_interval);
@@ -234,7 +268,8 @@ bool is_running() { return state != nullptr; }
 
 DataHandle enter_data(void* host, size_t bytes) { return planner().enter_data(host, bytes, -1); }
 DataHandle enter_data(void* host, size_t bytes, int owner) {
-  if (owner < 0) throw Error("taskgrid::enter_data: owner rank " + std::to_string(owner) + " is negative");
+  if (owner < 0)
+    throw Error("taskgrid::enter_data: owner rank " + std::to_string(owner) + " is negative");
   return planner().enter_data(host, bytes, owner);
 }
 int owner(DataHandle h) { return planner().owner(h); }

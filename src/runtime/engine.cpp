@@ -2,28 +2,17 @@
 
 #include <chrono>
 #include <cstdio>
-#include <thread>
 #include <cstring>
 #include <exception>
+#include <thread>
 
+#include "runtime/transfer_cookie.h"
 #include "trace/trace.h"
 
 namespace taskgrid::runtime {
 namespace {
 
 std::atomic<comm::Transport*> abort_transport{nullptr};
-
-// Transfer cookies: a pointer with the kind in its low bits (objects are
-// at least 8-byte aligned).
-enum CookieKind : uint64_t { kReceive = 0, kSend = 1, kFetch = 2 };
-uint64_t make_cookie(const void* object, CookieKind kind) {
-  return reinterpret_cast<uint64_t>(object) | kind;
-}
-CookieKind cookie_kind(uint64_t cookie) { return static_cast<CookieKind>(cookie & 3); }
-template <typename T>
-T* cookie_object(uint64_t cookie) {
-  return reinterpret_cast<T*>(cookie & ~uint64_t{3});
-}
 
 // Completion records go to the head when this many accumulate or the oldest
 // is this old. They are off the critical path (data moves peer to peer), so
@@ -47,9 +36,10 @@ void fail_job(int rank, const std::string& message) {
 }
 
 Engine::Engine(comm::Transport& transport, int threads, int head_rank,
-               std::vector<MPI_Comm> channels)
+               std::vector<MPI_Comm> channels, MPI_Comm collectives)
     : transport_(transport),
       head_rank_(head_rank),
+      collectives_(collectives),
       channel_comms_(std::move(channels)),
       channel_queues_(channel_comms_.size()) {
   versions_.reserve(1024);
@@ -63,6 +53,7 @@ Engine::~Engine() {
   if (workers_) workers_->stop();
   for (auto& [id, version] : versions_)
     if (version->data) data::release_buffer(version->data);
+  for (auto& [members, comm] : broadcast_comms_) MPI_Comm_free(&comm);
 }
 
 void Engine::post(int dest, std::vector<char>&& batch) {
@@ -95,6 +86,13 @@ void Engine::apply_batch(const char* data, size_t bytes, int source) {
         break;
       case wire::Kind::fetch:
         apply_fetch(wire::read<wire::Fetch>(payload));
+        break;
+      case wire::Kind::broadcast:
+      case wire::Kind::route:
+        apply_broadcast(payload, header.bytes, source, header.kind == wire::Kind::broadcast);
+        break;
+      case wire::Kind::mpi_broadcast:
+        apply_mpi_broadcast(payload, header.bytes);
         break;
       case wire::Kind::shutdown:
         shutdown_requested_ = true;
@@ -140,9 +138,8 @@ void Engine::apply_task(const char* payload) {
   at += header.num_accesses * sizeof(wire::Access);
   task->args.assign(at, at + header.args_bytes);
   at += header.args_bytes;
-  task->name = header.name_bytes
-                   ? names_.emplace(at, header.name_bytes).first->c_str()
-                   : task->function->name;
+  task->name = header.name_bytes ? names_.emplace(at, header.name_bytes).first->c_str()
+                                 : task->function->name;
   task->channel = header.channel;
   task->body_done = false;
   task->operations.clear();
@@ -159,7 +156,11 @@ void Engine::apply_task(const char* payload) {
     const wire::Access& access = task->accesses[i];
     if (access.in_version) {
       Version* input = find(access.in_version);
-      if (!input) {
+      if (!input && access.source == wire::kSourceBroadcast) {
+        // Arrives by a broadcast: the route (from whichever rank forwards it
+        // here) may come before or after this task.
+        input = expect_version(access.in_version, access.bytes);
+      } else if (!input) {
         if (access.source < 0)
           fail_job(rank(), "task " + std::to_string(task->id) + " reads version " +
                                std::to_string(access.in_version) + ", which this rank never had");
@@ -253,6 +254,8 @@ Engine::Version* Engine::create_version(uint64_t id, size_t bytes) {
   version->ready = false;
   version->retired = false;
   version->uses = 0;
+  version->broadcasts.clear();
+  version->mpi_waiting = false;
   if (!versions_.emplace(id, version).second)
     fail_job(rank(), "protocol error: version " + std::to_string(id) + " created twice");
   return version;
@@ -267,6 +270,12 @@ void Engine::version_ready(Version* version) {
   version->sends.clear();
   for (const wire::Fetch& fetch : version->fetches) copy_to_host(version, fetch);
   version->fetches.clear();
+  for (Broadcast* broadcast : version->broadcasts) advance_broadcast(broadcast);
+  version->broadcasts.clear();
+  if (version->mpi_waiting) {
+    version->mpi_waiting = false;
+    post_mpi_broadcasts();
+  }
 }
 
 void Engine::release_use(Version* version) {
@@ -336,10 +345,10 @@ void Engine::dispatch_ready() {
 void Engine::execute(Task* task) {
   const bool timed = timing_ || trace::enabled();
   const uint64_t start = timed ? trace::now_ns() : 0;
-  exec::TaskBinding binding{task->channel, rank(),
-                            task->channel >= 0 ? channel_comms_[static_cast<size_t>(task->channel)]
-                                               : MPI_COMM_NULL,
-                            &task->operations};
+  exec::TaskBinding binding{
+      task->channel, rank(),
+      task->channel >= 0 ? channel_comms_[static_cast<size_t>(task->channel)] : MPI_COMM_NULL,
+      &task->operations};
   TaskContext context(task->buffers.data(), task->buffers.size(), task->args.data(),
                       task->args.size(), rank(), task->id, &binding);
   try {
@@ -378,9 +387,8 @@ void Engine::advance_channel(int channel) {
     queue.pop_front();
     task->requests.resize(task->operations.size());
     for (size_t i = 0; i < task->operations.size(); ++i) {
-      const int code = exec::post_operation(task->operations[i],
-                                            channel_comms_[static_cast<size_t>(channel)],
-                                            &task->requests[i]);
+      const int code = exec::post_operation(
+          task->operations[i], channel_comms_[static_cast<size_t>(channel)], &task->requests[i]);
       if (code != MPI_SUCCESS)
         fail_job(rank(), "task '" + std::string(task->name) +
                              "': posting a task-aware operation failed (MPI error " +
@@ -448,6 +456,9 @@ void Engine::transfer_done(uint64_t cookie) {
     }
     case kSend:
       release_use(cookie_object<Version>(cookie));
+      break;
+    case kBroadcastChunk:
+      broadcast_chunk_done(cookie_object<ChunkEvent>(cookie));
       break;
     case kFetch: {
       auto* fetch = cookie_object<FetchReceive>(cookie);
@@ -553,8 +564,8 @@ bool Engine::quiescent() {
     if (!posted_.empty()) return false;
   }
   return running_ == 0 && local_ready_.empty() && waiting_requests_.empty() &&
-         transport_.pending() == 0 &&
-         completed_batch_.empty() && completed_local_.empty();
+         broadcasts_.empty() && mpi_queues_waiting() == 0 && mpi_active_.empty() &&
+         transport_.pending() == 0 && completed_batch_.empty() && completed_local_.empty();
 }
 
 void Engine::run() {
@@ -565,6 +576,7 @@ void Engine::run() {
     active |= collect_finished();
     active |= poll_transfers();
     if (!waiting_requests_.empty()) active |= poll_task_requests();
+    if (!mpi_active_.empty() || mpi_queues_waiting() > 0) active |= poll_mpi_broadcasts();
     active |= run_one_task_here();
     flush_completions(shutdown_requested_);
     if (listener_) listener_->on_poll();

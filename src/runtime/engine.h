@@ -6,15 +6,17 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
 #include <memory_resource>
-#include <deque>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "coll/broadcast.h"
 #include "comm/idle_backoff.h"
 #include "comm/transport.h"
 #include "comm/wire.h"
@@ -47,14 +49,21 @@ struct EngineStats {
   uint64_t control_messages_received = 0;
   uint64_t versions_reclaimed = 0;
   uint64_t inout_buffers_reused = 0;
+  // Broadcasts (printed on their own line; see README, TASKGRID_STATS).
+  uint64_t broadcasts_rooted = 0;  // tree/pipeline/p2p broadcasts started here
+  uint64_t broadcast_routes_received = 0;
+  uint64_t broadcast_chunks_sent = 0;
+  uint64_t broadcast_chunks_received = 0;
+  uint64_t mpi_broadcasts = 0;  // MPI_Ibcast broadcasts taken part in
 };
 
 class Engine {
  public:
   // `threads` task-running threads: the engine thread plus threads-1 workers.
   // `channels`: one communicator per task-aware communication channel.
+  // `collectives`: the parent of the communicators of MPI broadcasts.
   Engine(comm::Transport& transport, int threads, int head_rank,
-         std::vector<MPI_Comm> channels = {});
+         std::vector<MPI_Comm> channels = {}, MPI_Comm collectives = MPI_COMM_NULL);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -74,8 +83,19 @@ class Engine {
   int rank() const { return transport_.rank(); }
   const EngineStats& stats() const { return stats_; }
 
+  // The communicator of an MPI broadcast among `members` (ascending ranks):
+  // the cached one, else created now (collective over the members, blocking;
+  // `tag` tells concurrent creations apart). Thread-safe. In spmd mode the
+  // program thread creates them at a point every member reaches, so that an
+  // engine never blocks on a rank whose program is still behind.
+  MPI_Comm broadcast_comm(const std::vector<int32_t>& members, int tag);
+  bool has_broadcast_comm(const std::vector<int32_t>& members);
+  // spmd mode: the engine waits for the program thread to create communicators.
+  void set_engine_creates_comms(bool creates) { engine_creates_comms_ = creates; }
+
  private:
   struct Version;
+  struct Broadcast;
   struct Task {
     uint64_t id = 0;
     const detail::RegisteredFunction* function = nullptr;
@@ -106,9 +126,54 @@ class Engine {
     std::vector<Task*> waiters;
     std::vector<PendingSend> sends;
     std::vector<wire::Fetch> fetches;
+    std::vector<Broadcast*> broadcasts;  // rooted here, waiting for the data
+    bool mpi_waiting = false;            // an MPI broadcast root waits for it
   };
   struct FetchReceive {
     uint64_t version;
+  };
+  // Tree, pipeline and p2p broadcasts (engine_broadcast.cpp).
+  struct ChunkEvent {  // a transfer's cookie target
+    Broadcast* broadcast;
+    int32_t child;  // -1: a receive
+    uint32_t chunk;
+  };
+  struct BroadcastChild {
+    int rank = 0;
+    std::vector<int32_t> forward;
+    uint32_t posted = 0;  // chunks handed to MPI
+    uint32_t done = 0;    // chunks sent
+  };
+  struct Broadcast {
+    Version* version = nullptr;
+    int parent = -1;  // -1: this rank is the root
+    int tag = 0;
+    coll::Shape shape = coll::Shape::binomial;
+    bool forward_each_chunk = false;
+    size_t chunk_bytes = 0;
+    uint32_t chunks = 0;
+    std::vector<BroadcastChild> children;
+    size_t serving = 0;  // sequential shape: the child being sent to
+    uint32_t receives_posted = 0;
+    uint32_t received = 0;  // chunks 0..received-1 are complete
+    std::vector<uint8_t> chunk_arrived;
+    std::vector<ChunkEvent> receive_events;  // one per chunk
+    std::vector<ChunkEvent> send_events;     // one per child
+    bool delivered = false;
+  };
+  // MPI broadcasts: posted per communicator in command order.
+  struct MpiBroadcast {
+    Version* version = nullptr;
+    bool root = false;
+    int root_index = 0;
+    size_t chunk_bytes = 0;
+    std::vector<MPI_Request> requests;
+  };
+  struct MpiQueue {
+    std::vector<int32_t> members;
+    int tag = 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::deque<std::unique_ptr<MpiBroadcast>> waiting;
   };
 
   // Commands.
@@ -118,6 +183,16 @@ class Engine {
   void apply_retire(uint64_t version);
   void apply_create(const wire::Create& create);
   void apply_fetch(const wire::Fetch& fetch);
+  void apply_broadcast(const char* payload, size_t bytes, int source, bool root);
+  void apply_mpi_broadcast(const char* payload, size_t bytes);
+  // Broadcasts.
+  Version* expect_version(uint64_t id, size_t bytes);
+  void advance_broadcast(Broadcast* broadcast);
+  void send_route(const Broadcast& broadcast, const BroadcastChild& child);
+  void broadcast_chunk_done(ChunkEvent* event);
+  void post_mpi_broadcasts();
+  bool poll_mpi_broadcasts();
+  size_t mpi_queues_waiting() const;
   // Versions.
   Version* find(uint64_t id);
   Version* find_or_fail(uint64_t id, const char* why);
@@ -184,6 +259,16 @@ class Engine {
   uint64_t completed_batch_since_ns_ = 0;
 
   std::unique_ptr<exec::WorkerPool<Task>> workers_;
+
+  // Broadcasts.
+  std::vector<std::unique_ptr<Broadcast>> broadcasts_;
+  std::vector<coll::Child> split_;  // reused
+  MPI_Comm collectives_ = MPI_COMM_NULL;
+  bool engine_creates_comms_ = true;
+  std::mutex comms_mutex_;
+  std::map<std::vector<int32_t>, MPI_Comm> broadcast_comms_;  // guarded by comms_mutex_
+  std::deque<MpiQueue> mpi_queues_;                           // a deque: queues never move
+  std::vector<std::unique_ptr<MpiBroadcast>> mpi_active_;
 
   // Task-aware communication.
   std::vector<MPI_Comm> channel_comms_;

@@ -6,56 +6,73 @@
 #include "taskgrid/taskgrid.hpp"
 
 namespace taskgrid::runtime {
+namespace {
+
+// The variable's value, or nullptr when it is unset or empty.
+const char* variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+// A whole number in [low, high]; otherwise throws "NAME="VALUE" <rule>".
+long long read_number(const char* name, const char* value, long long low, long long high,
+                      const char* rule) {
+  char* end = nullptr;
+  const long long number = std::strtoll(value, &end, 10);
+  if (end == value || *end != '\0' || number < low || number > high)
+    throw Error(std::string("taskgrid: ") + name + "=\"" + value + "\" " + rule);
+  return number;
+}
+
+// One of `choices` (space separated in the message).
+std::string read_choice(const char* name, const char* value,
+                        std::initializer_list<const char*> choices, const char* what,
+                        const char* listed) {
+  for (const char* choice : choices)
+    if (std::string(value) == choice) return value;
+  throw Error(std::string("taskgrid: ") + name + "=\"" + value + "\" is not " + what + "; choose " +
+              listed);
+}
+
+constexpr long long kNoLimit = 1LL << 62;
+
+}  // namespace
 
 RuntimeOptions read_options_from_environment() {
   RuntimeOptions options;
-  if (const char* threads = std::getenv("TASKGRID_THREADS"); threads && *threads) {
-    char* end = nullptr;
-    const long value = std::strtol(threads, &end, 10);
-    if (*end != '\0' || value < 1 || value > 4096)
-      throw Error(std::string("taskgrid: TASKGRID_THREADS=\"") + threads +
-                  "\" must be a whole number from 1 to 4096");
-    options.threads = static_cast<int>(value);
-  }
-  if (const char* scheduler = std::getenv("TASKGRID_SCHEDULER"); scheduler && *scheduler) {
-    const std::string name = scheduler;
-    if (name != "round_robin" && name != "locality" && name != "heft")
-      throw Error("taskgrid: TASKGRID_SCHEDULER=\"" + name +
-                  "\" is not a scheduler; choose round_robin, locality or heft");
-    options.scheduler = name;
-  }
-  if (const char* mode = std::getenv("TASKGRID_MODE"); mode && *mode) {
-    const std::string name = mode;
-    if (name != "cluster" && name != "spmd")
-      throw Error("taskgrid: TASKGRID_MODE=\"" + name + "\" is not a mode; choose cluster or spmd");
-    options.mode = name;
-  }
-  if (const char* chunk = std::getenv("TASKGRID_CHUNK_BYTES"); chunk && *chunk) {
-    char* end = nullptr;
-    const long long value = std::strtoll(chunk, &end, 10);
-    if (*end != '\0' || value < 1)
-      throw Error(std::string("taskgrid: TASKGRID_CHUNK_BYTES=\"") + chunk +
-                  "\" must be a positive number of bytes");
-    options.chunk_bytes = static_cast<size_t>(value);
-  }
-  if (const char* interval = std::getenv("TASKGRID_CHECK_INTERVAL"); interval && *interval) {
-    char* end = nullptr;
-    const long long value = std::strtoll(interval, &end, 10);
-    if (*end != '\0' || value < 0)
-      throw Error(std::string("taskgrid: TASKGRID_CHECK_INTERVAL=\"") + interval +
-                  "\" must be a number of submissions (0 turns the check off)");
-    options.divergence_interval = static_cast<uint64_t>(value);
-  }
-  if (const char* channels = std::getenv("TASKGRID_CHANNELS"); channels && *channels) {
-    char* end = nullptr;
-    const long value = std::strtol(channels, &end, 10);
-    if (*end != '\0' || value < 0 || value > 256)
-      throw Error(std::string("taskgrid: TASKGRID_CHANNELS=\"") + channels +
-                  "\" must be a whole number from 0 to 256");
-    options.channels = static_cast<int>(value);
-  }
-  if (const char* stats = std::getenv("TASKGRID_STATS"); stats && *stats)
-    options.stats = std::string(stats) != "0";
+  if (const char* value = variable("TASKGRID_THREADS"))
+    options.threads = static_cast<int>(
+        read_number("TASKGRID_THREADS", value, 1, 4096, "must be a whole number from 1 to 4096"));
+  if (const char* value = variable("TASKGRID_SCHEDULER"))
+    options.scheduler =
+        read_choice("TASKGRID_SCHEDULER", value, {"round_robin", "locality", "heft"}, "a scheduler",
+                    "round_robin, locality or heft");
+  if (const char* value = variable("TASKGRID_MODE"))
+    options.mode =
+        read_choice("TASKGRID_MODE", value, {"cluster", "spmd"}, "a mode", "cluster or spmd");
+  if (const char* value = variable("TASKGRID_CHUNK_BYTES"))
+    options.chunk_bytes = static_cast<size_t>(read_number(
+        "TASKGRID_CHUNK_BYTES", value, 1, kNoLimit, "must be a positive number of bytes"));
+  if (const char* value = variable("TASKGRID_CHECK_INTERVAL"))
+    options.divergence_interval = static_cast<uint64_t>(
+        read_number("TASKGRID_CHECK_INTERVAL", value, 0, kNoLimit,
+                    "must be a number of submissions (0 turns the check off)"));
+  if (const char* value = variable("TASKGRID_CHANNELS"))
+    options.channels = static_cast<int>(
+        read_number("TASKGRID_CHANNELS", value, 0, 256, "must be a whole number from 0 to 256"));
+  if (const char* value = variable("TASKGRID_BCAST"))
+    options.broadcast = *coll::parse_strategy(
+        read_choice("TASKGRID_BCAST", value, {"none", "p2p", "mpi", "tree", "pipeline", "auto"},
+                    "a broadcast strategy", "none, p2p, mpi, tree, pipeline or auto"));
+  if (const char* value = variable("TASKGRID_BCAST_MIN_BYTES"))
+    options.broadcast_min_bytes = static_cast<size_t>(
+        read_number("TASKGRID_BCAST_MIN_BYTES", value, 0, kNoLimit,
+                    "must be a number of bytes (0: broadcast versions of any size)"));
+  if (const char* value = variable("TASKGRID_BCAST_CHUNK"))
+    options.broadcast_chunk = static_cast<size_t>(
+        read_number("TASKGRID_BCAST_CHUNK", value, 0, kNoLimit,
+                    "must be a number of bytes (0: chosen from measured latency and bandwidth)"));
+  if (const char* value = variable("TASKGRID_STATS")) options.stats = std::string(value) != "0";
   return options;
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/planner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -15,6 +16,10 @@ constexpr int kFirstDataTag = 16;
 constexpr uint64_t kBatchMaxAgeNs = 100'000;
 // By-value arguments travel in every descriptor: large data belongs in handles.
 constexpr size_t kMaxArgsBytes = 64 << 10;
+// Readers of a version gathered for a broadcast: the group is delivered once
+// this many tasks were submitted after it opened (the same point on every
+// rank in spmd mode), or at the next wait, fetch, release or supersession.
+constexpr uint64_t kMinBroadcastWindow = 64;
 
 }  // namespace
 
@@ -59,6 +64,8 @@ void Planner::flush_all() {
 }
 
 void Planner::retire(uint64_t version) {
+  // Readers gathered for a broadcast get it before the holders may drop it.
+  deliver_broadcast_of(version);
   directory_.remove(version, retired_holders_);
   for (int holder : retired_holders_)
     if (emits_for(holder))
@@ -91,7 +98,8 @@ DataHandle Planner::enter_data(void* host, size_t bytes, int owner) {
     // map(to:) copies now: the program may reuse its buffer afterwards.
     char* buffer = data::allocate_buffer(bytes);
     if (bytes) std::memcpy(buffer, host, bytes);
-    batches_[static_cast<size_t>(home)].add(wire::Kind::create, wire::Create{version, bytes, buffer});
+    batches_[static_cast<size_t>(home)].add(wire::Kind::create,
+                                            wire::Create{version, bytes, buffer});
   }
   if (config_.divergence) config_.divergence->record_data(bytes, owner);
   return handle;
@@ -127,7 +135,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   if (stopped_) throw Error("taskgrid::submit after finish()");
   tracker_.resolve(accesses, count, next_version_, resolved_);
   if (config_.divergence)
-    config_.divergence->record_task(function.value, accesses, count, options.rank, args, args_bytes);
+    config_.divergence->record_task(function.value, accesses, count, options.rank, args,
+                                    args_bytes);
 
   // Placement sees where each input version lives.
   placed_inputs_.clear();
@@ -145,8 +154,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   InFlight* record = nullptr;
   if (local)
     record = &in_flight_
-                  .try_emplace(task_id, InFlight{rank, function.value,
-                                                 std::pmr::vector<uint64_t>(&memory_)})
+                  .try_emplace(task_id,
+                               InFlight{rank, function.value, std::pmr::vector<uint64_t>(&memory_)})
                   .first->second;
   for (size_t i = 0; i < count; ++i) {
     const graph::ResolvedAccess& r = resolved_[i];
@@ -154,7 +163,15 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     w = wire::Access{r.in_version, r.out_version, r.bytes, -1, 0, static_cast<uint8_t>(r.mode), {}};
     if (r.in_version) {
       data::VersionInfo& info = directory_.at(r.in_version);
-      if (!info.holds(rank)) {
+      if (!info.holds(rank) && detects_broadcasts(r.bytes)) {
+        // Gather the reader ranks of this version: delivered together, as a
+        // broadcast when tasks on two or more ranks read it.
+        PendingBroadcast& group = pending_broadcast(r.in_version, info);
+        group.readers.push_back(rank);
+        info.holders.push_back(rank);
+        w.source = wire::kSourceBroadcast;
+        w.tag = group.tag;
+      } else if (!info.holds(rank)) {
         // Order the transfer from a holder, preferably the producer; the
         // consumer's rank holds a replica from now on, so later readers there
         // take it from its store (one transfer per rank and version).
@@ -188,20 +205,123 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     retire(r.superseded);
   }
   if (local) submitted_ += 1;
+  submissions_ += 1;
+  if (!pending_broadcasts_.empty()) deliver_broadcasts(false);
   for (int r = 0; r < config_.ranks; ++r) {
     if (batches_[static_cast<size_t>(r)].empty()) continue;
     uint64_t& since = batch_since_ns_[static_cast<size_t>(r)];
     if (since == 0) since = trace::now_ns();
     if (batches_[static_cast<size_t>(r)].size() >= config_.batch_bytes) flush(r);
   }
+  if (!comms_to_create_.empty()) create_broadcast_comms(lock);
   if (config_.divergence && config_.divergence->due()) {
     lock.unlock();
     config_.divergence->check();
   }
 }
 
+// ----------------------------------------------------------- broadcasts ---
+
+Planner::PendingBroadcast& Planner::pending_broadcast(uint64_t version,
+                                                      const data::VersionInfo& info) {
+  for (PendingBroadcast& group : pending_broadcasts_)
+    if (group.version == version) return group;
+  const int root = info.holds(info.producer) ? info.producer : info.holders.front();
+  pending_broadcasts_.push_back(
+      {version, info.bytes, root, next_tag(), submissions_, trace::now_ns(), {}});
+  return pending_broadcasts_.back();
+}
+
+void Planner::deliver(PendingBroadcast& group) {
+  const int participants = static_cast<int>(group.readers.size()) + 1;
+  // A single reader is served point to point (a p2p "broadcast" to one).
+  const coll::Strategy strategy = participants > 2 ? config_.broadcast : coll::Strategy::p2p;
+  const coll::Plan plan =
+      coll::choose_plan(strategy, group.bytes, participants,
+                        {config_.latency_seconds, config_.bandwidth_bytes_per_second},
+                        config_.broadcast_chunk, config_.max_message);
+  if (plan.strategy == coll::Strategy::mpi) {
+    std::vector<int32_t> members = group.readers;
+    members.push_back(group.root);
+    std::sort(members.begin(), members.end());
+    const wire::MpiBroadcast command{group.version,
+                                     group.bytes,
+                                     plan.chunk_bytes,
+                                     group.root,
+                                     group.tag,
+                                     static_cast<uint32_t>(members.size()),
+                                     0};
+    for (int32_t member : members)
+      if (emits_for(member))
+        batches_[static_cast<size_t>(member)].add(wire::Kind::mpi_broadcast, command,
+                                                  members.data(), members.size() * sizeof(int32_t));
+    if (spmd()) {
+      const bool member = std::binary_search(members.begin(), members.end(), config_.rank);
+      if (member) comms_to_create_.emplace_back(std::move(members), group.tag);
+    } else {
+      // Members create the communicator together when they join: every one
+      // must have its command now (the head's own batch last, so the head's
+      // engine cannot block before the others' batches are out).
+      for (int32_t member : members)
+        if (member != config_.rank) flush(member);
+      flush(config_.rank);
+    }
+    return;
+  }
+  if (!emits_for(group.root)) return;
+  const wire::Route route{group.version,
+                          group.bytes,
+                          plan.chunk_bytes,
+                          group.tag,
+                          static_cast<uint32_t>(group.readers.size()),
+                          static_cast<uint8_t>(plan.shape),
+                          static_cast<uint8_t>(plan.forward_each_chunk),
+                          {}};
+  batches_[static_cast<size_t>(group.root)].add(wire::Kind::broadcast, route, group.readers.data(),
+                                                group.readers.size() * sizeof(int32_t));
+}
+
+void Planner::deliver_broadcasts(bool all) {
+  const uint64_t window =
+      std::max<uint64_t>(kMinBroadcastWindow, 4 * static_cast<uint64_t>(config_.ranks));
+  size_t delivered = 0;
+  for (; delivered < pending_broadcasts_.size(); ++delivered) {
+    PendingBroadcast& group = pending_broadcasts_[delivered];
+    if (!all && submissions_ - group.opened_at < window) break;  // later ones opened later
+    deliver(group);
+  }
+  pending_broadcasts_.erase(pending_broadcasts_.begin(),
+                            pending_broadcasts_.begin() + static_cast<std::ptrdiff_t>(delivered));
+}
+
+void Planner::deliver_broadcast_of(uint64_t version) {
+  // Groups are delivered in the order they opened, always: MPI broadcasts
+  // sharing a communicator are posted in delivery order, and a root posts
+  // only once its data exists, so a group delivered ahead of an older one
+  // could wait for data that needs the older one (a deadlock).
+  for (size_t i = 0; i < pending_broadcasts_.size(); ++i) {
+    if (pending_broadcasts_[i].version != version) continue;
+    for (size_t j = 0; j <= i; ++j) deliver(pending_broadcasts_[j]);
+    pending_broadcasts_.erase(pending_broadcasts_.begin(),
+                              pending_broadcasts_.begin() + static_cast<std::ptrdiff_t>(i + 1));
+    return;
+  }
+}
+
+void Planner::create_broadcast_comms(std::unique_lock<std::mutex>& lock) {
+  std::vector<std::pair<std::vector<int32_t>, int>> todo;
+  todo.swap(comms_to_create_);
+  // Blocking and collective among the members: never while holding the
+  // planner lock, which the engine thread needs to report completions.
+  lock.unlock();
+  for (const auto& [members, tag] : todo) engine_.broadcast_comm(members, tag);
+  lock.lock();
+}
+
 void Planner::wait_until(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done) {
+  deliver_broadcasts(true);
   flush_all();
+  if (!comms_to_create_.empty()) create_broadcast_comms(lock);
   if (config_.divergence) {
     // Collective: every rank reaches it at the same point of its sequence.
     lock.unlock();
@@ -251,8 +371,9 @@ void Planner::fetch(DataHandle handle) {
 }
 
 void Planner::release(DataHandle handle) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   retire(tracker_.release(handle));
+  if (!comms_to_create_.empty()) create_broadcast_comms(lock);
 }
 
 void Planner::shutdown() {
@@ -304,6 +425,12 @@ void Planner::on_poll() {
   std::unique_lock lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;
   const uint64_t now_ns = trace::now_ns();
+  // Cluster mode: the head may also deliver gathered readers once they have
+  // waited as long as a batch may (never in spmd mode, where every rank must
+  // deliver at the same point of the program).
+  if (!spmd() && !pending_broadcasts_.empty() &&
+      now_ns - pending_broadcasts_.front().opened_ns >= kBatchMaxAgeNs)
+    deliver_broadcasts(true);
   for (int r = 0; r < config_.ranks; ++r) {
     const uint64_t since = batch_since_ns_[static_cast<size_t>(r)];
     if (since != 0 && now_ns - since >= kBatchMaxAgeNs) flush(r);

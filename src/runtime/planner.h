@@ -23,6 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "coll/broadcast.h"
 #include "comm/wire.h"
 #include "data/directory.h"
 #include "graph/dependency_tracker.h"
@@ -41,12 +42,17 @@ struct PlannerConfig {
   int ranks = 1;
   int threads_per_rank = 1;
   int max_tag = 32767;
-  int channels = 0;  // task-aware communication channels
+  int channels = 0;                // task-aware communication channels
   std::string scheduler = "heft";  // cluster mode only
   size_t batch_bytes = 16 << 10;   // flush a rank's batch at this size
   double latency_seconds = 5e-6;
   double bandwidth_bytes_per_second = 5e9;
   DivergenceCheck* divergence = nullptr;  // spmd only
+  // Broadcast detection (see Planner::submit) and delivery.
+  coll::Strategy broadcast = coll::Strategy::none;
+  size_t broadcast_min_bytes = 64 << 10;
+  size_t broadcast_chunk = 0;            // 0: from the cost model
+  size_t max_message = size_t{1} << 30;  // the transport's chunk limit
 };
 
 class Planner final : public EngineListener {
@@ -78,7 +84,23 @@ class Planner final : public EngineListener {
     uint32_t function;
     std::pmr::vector<uint64_t> handles;
   };
+  // Readers of one version on ranks that do not hold it, gathered while the
+  // planning window is open; delivered together (a broadcast when there are
+  // two or more).
+  struct PendingBroadcast {
+    uint64_t version;
+    size_t bytes;
+    int root;
+    int tag;
+    uint64_t opened_at;  // submission count
+    uint64_t opened_ns;
+    std::vector<int32_t> readers;
+  };
   bool spmd() const { return config_.mode == PlannerMode::spmd; }
+  bool detects_broadcasts(size_t bytes) const {
+    return config_.broadcast != coll::Strategy::none && config_.ranks > 2 &&
+           bytes >= config_.broadcast_min_bytes;
+  }
   // Commands for `rank` are built only where they will run: every rank's in
   // cluster mode (on the head), only this rank's in spmd mode.
   bool emits_for(int rank) const { return !spmd() || rank == config_.rank; }
@@ -86,6 +108,14 @@ class Planner final : public EngineListener {
   int next_tag();
   double now() const;
   // Caller holds mutex_.
+  PendingBroadcast& pending_broadcast(uint64_t version, const data::VersionInfo& info);
+  void deliver(PendingBroadcast& group);
+  void deliver_broadcasts(bool all);  // all: else only those whose window closed
+  void deliver_broadcast_of(uint64_t version);
+  // Without mutex_ (spmd, mpi strategy): creates the communicators that the
+  // broadcasts delivered since the last call need, at the same point of the
+  // program on every member.
+  void create_broadcast_comms(std::unique_lock<std::mutex>& lock);
   void retire(uint64_t version);
   void flush(int rank);
   void flush_all();
@@ -95,7 +125,7 @@ class Planner final : public EngineListener {
   PlannerConfig config_;
   sched::CostModel costs_;
   std::unique_ptr<sched::PlacementPolicy> policy_;  // cluster mode
-  bool uses_clock_ = false;                          // heft: estimates need the clock
+  bool uses_clock_ = false;                         // heft: estimates need the clock
 
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -107,6 +137,9 @@ class Planner final : public EngineListener {
   std::vector<uint64_t> batch_since_ns_;
   std::pmr::unordered_map<uint64_t, InFlight> in_flight_{&memory_};
   std::unordered_set<uint64_t> fetches_pending_;
+  std::vector<PendingBroadcast> pending_broadcasts_;  // in opening order
+  std::vector<std::pair<std::vector<int32_t>, int>> comms_to_create_;
+  uint64_t submissions_ = 0;
   uint64_t next_task_id_ = 1;
   uint64_t next_version_ = 1;
   int tag_ = 0;
