@@ -91,8 +91,8 @@ class TaskContext {
     void* data;
     size_t size;
   };
-  TaskContext(const Buffer* buffers, size_t num_data, const void* args, size_t args_size,
-              int rank, uint64_t task_id, void* binding = nullptr)
+  TaskContext(const Buffer* buffers, size_t num_data, const void* args, size_t args_size, int rank,
+              uint64_t task_id, void* binding = nullptr)
       : buffers_(buffers),
         num_data_(num_data),
         args_(args),
@@ -129,13 +129,13 @@ FunctionId register_function(const char* name, TaskFunction fn);
 // The id of a registered function (throws Error when not registered).
 FunctionId function_id(TaskFunction fn);
 
-#define TASKGRID_REGISTER(fn)                                                        \
+#define TASKGRID_REGISTER(fn)                                                     \
   [[maybe_unused]] static const ::taskgrid::FunctionId taskgrid_registered_##fn = \
       ::taskgrid::register_function(#fn, fn)
 
 struct TaskOptions {
-  int rank = -1;       // placement hint: run on this rank (-1: the scheduler decides)
-  double cost = 0.0;   // cost hint in seconds (0: use measured durations)
+  int rank = -1;      // placement hint: run on this rank (-1: the scheduler decides)
+  double cost = 0.0;  // cost hint in seconds (0: use measured durations)
   // Task-aware communication (taskgrid/task_comm.hpp): the channel whose
   // communicator the task's messages use; -1: the task does not communicate.
   // Each rank posts a channel's operations in submission order, so the k-th
@@ -156,8 +156,11 @@ struct TaskOptions {
 // that diverges stops the job with a message naming the first difference).
 void start(int* argc, char*** argv);
 // Waits for all tasks, stops every rank's engine, finalises MPI if start()
-// initialised it. Returns 0 (the program's exit status on success).
-int finish();
+// initialised it. Returns `exit_status`. MPI_Finalize is bounded: if it has
+// not returned after TASKGRID_FINALIZE_TIMEOUT seconds (default 30; 0: no
+// limit) the rank says so on stderr and exits with `exit_status` (Debian's
+// MPICH over TCP can hang there after the job's work is done).
+int finish(int exit_status = 0);
 
 int rank();
 int num_ranks();
@@ -219,8 +222,8 @@ void submit(FunctionId fn, std::initializer_list<DataAccess> accesses, const Tas
   submit_packed(fn, accesses, options, packed, detail::packed_size<Args...>());
 }
 template <typename... Args>
-void submit(TaskFunction fn, std::initializer_list<DataAccess> accesses,
-            const TaskOptions& options, const Args&... args) {
+void submit(TaskFunction fn, std::initializer_list<DataAccess> accesses, const TaskOptions& options,
+            const Args&... args) {
   submit(function_id(fn), accesses, options, args...);
 }
 

@@ -2,6 +2,7 @@
 // start-up (MPI, options, calibration, engine) and shutdown.
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -151,8 +152,27 @@ void print_stats(MPI_Comm comm, const runtime::EngineStats& stats, int rank, int
   }
 }
 
+// MPI_Finalize with a deadline: a rank whose finalize hangs (seen with
+// Debian's MPICH over TCP, after all the job's work is done) still exits,
+// with the status the program chose, instead of holding the job forever.
+void finalize_within(int seconds, int rank, int exit_status) {
+  if (seconds > 0) {
+    std::thread([seconds, rank, exit_status] {
+      std::this_thread::sleep_for(std::chrono::seconds(seconds));
+      std::fprintf(stderr,
+                   "warning: taskgrid: rank %d: MPI_Finalize did not return within %d s "
+                   "(TASKGRID_FINALIZE_TIMEOUT); exiting with status %d\n",
+                   rank, seconds, exit_status);
+      std::fflush(stderr);
+      std::fflush(stdout);
+      std::_Exit(exit_status);
+    }).detach();
+  }
+  MPI_Finalize();
+}
+
 // Common end of every rank: statistics, trace, MPI.
-void shut_down_rank() {
+void shut_down_rank(int exit_status) {
   Runtime& rt = *state;
   const MPI_Comm comm = rt.transport->communicator();
   if (rt.options.stats)
@@ -164,9 +184,10 @@ void shut_down_rank() {
   for (MPI_Comm& channel : rt.channels) MPI_Comm_free(&channel);
   MPI_Comm_free(&rt.collectives);
   runtime::set_abort_transport(nullptr);
+  const int rank = rt.transport->rank();
   rt.transport.reset();
   finished = true;
-  if (rt.initialized_mpi) MPI_Finalize();
+  if (rt.initialized_mpi) finalize_within(rt.options.finalize_timeout_seconds, rank, exit_status);
   delete state;
   state = nullptr;
 }
@@ -250,16 +271,16 @@ void start(int* argc, char*** argv) {
   }
   // Cluster mode: this rank serves the head until it says stop.
   state->engine->run();
-  shut_down_rank();
+  shut_down_rank(0);
   std::exit(0);
 }
 
-int finish() {
+int finish(int exit_status) {
   Runtime& rt = running();
   if (rt.planner) rt.planner->shutdown();
   if (rt.engine_thread.joinable()) rt.engine_thread.join();
-  shut_down_rank();
-  return 0;
+  shut_down_rank(exit_status);
+  return exit_status;
 }
 
 int rank() { return running().transport->rank(); }

@@ -72,6 +72,10 @@ RuntimeOptions read_options_from_environment() {
     options.broadcast_chunk = static_cast<size_t>(
         read_number("TASKGRID_BCAST_CHUNK", value, 0, kNoLimit,
                     "must be a number of bytes (0: chosen from measured latency and bandwidth)"));
+  if (const char* value = variable("TASKGRID_FINALIZE_TIMEOUT"))
+    options.finalize_timeout_seconds =
+        static_cast<int>(read_number("TASKGRID_FINALIZE_TIMEOUT", value, 0, 86400,
+                                     "must be a number of seconds from 0 (no limit) to 86400"));
   if (const char* value = variable("TASKGRID_STATS")) options.stats = std::string(value) != "0";
   return options;
 }

@@ -21,7 +21,9 @@ struct RuntimeOptions {
   int channels = 4;                     // TASKGRID_CHANNELS (task-aware communication)
   coll::Strategy broadcast = coll::Strategy::automatic;  // TASKGRID_BCAST
   size_t broadcast_min_bytes = 64 << 10;  // TASKGRID_BCAST_MIN_BYTES: smaller ones go on demand
-  size_t broadcast_chunk = 0;             // TASKGRID_BCAST_CHUNK (0: from the cost model)
+  size_t broadcast_chunk = 0;
+  int finalize_timeout_seconds = 30;  // TASKGRID_FINALIZE_TIMEOUT (0: no limit)             //
+                                      // TASKGRID_BCAST_CHUNK (0: from the cost model)
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.

@@ -156,3 +156,17 @@ taskgrid_error_test(spmd_divergence 4 1
   REGEX "spmd ranks submitted different sequences. first difference"
   REGEX "rank 2: submission #45 is task 'touch_task' with 1 accesses [(]inout handle 2[)]"
   ARGS spmd_divergence 2)
+
+# (n) MPI_Finalize hangs on every rank (a preloaded library): each rank gives
+# up after TASKGRID_FINALIZE_TIMEOUT seconds and exits with the status the
+# program passed to finish(5) (rank 0) or 0 (the serving ranks).
+taskgrid_error_test(finalize_hangs 2 1
+  REGEX "rank 0: MPI_Finalize did not return within 2 s .TASKGRID_FINALIZE_TIMEOUT.. exiting with status 5"
+        "rank 1: MPI_Finalize did not return within 2 s"
+  STATUS 5
+  ENV TASKGRID_FINALIZE_TIMEOUT=2 LD_PRELOAD=$<TARGET_FILE:taskgrid-finalize-hang-shim>
+  ARGS finalize_hangs)
+taskgrid_error_test(bad_finalize_timeout 1 1
+  REGEX "TASKGRID_FINALIZE_TIMEOUT=.soon. must be a number of seconds"
+  ENV TASKGRID_FINALIZE_TIMEOUT=soon
+  ARGS start_only)

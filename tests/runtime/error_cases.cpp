@@ -163,7 +163,8 @@ int main(int argc, char** argv) {
     const auto b = taskgrid::enter_data(buffer, sizeof buffer, taskgrid::num_ranks() - 1);
     for (int i = 0; i < 50; ++i) {
       taskgrid::submit(touch_task, {taskgrid::inout(a)}, {});
-      if (i == 20 && taskgrid::rank() == target) taskgrid::submit(touch_task, {taskgrid::inout(b)}, {});
+      if (i == 20 && taskgrid::rank() == target)
+        taskgrid::submit(touch_task, {taskgrid::inout(b)}, {});
       taskgrid::submit(touch_task, {taskgrid::inout(b)}, {});
     }
     taskgrid::wait_all();
@@ -181,6 +182,17 @@ int main(int argc, char** argv) {
     std::printf("error-cases: returning from main without finish()\n");
     std::fflush(stdout);
     return 0;
+  }
+  // finish(status) is the exit status even when MPI_Finalize never returns
+  // (the test preloads a library whose MPI_Finalize hangs).
+  if (name == "finalize_hangs") {
+    char buffer[64] = {};
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    taskgrid::submit(touch_task, {taskgrid::inout(h)}, {});
+    taskgrid::exit_data(h);
+    std::printf("error-cases: finishing with status 5\n");
+    std::fflush(stdout);
+    return taskgrid::finish(5);
   }
   // The program dies (uncaught exception: std::terminate, no exit handlers)
   // while the other ranks serve: mpiexec must end them.

@@ -10,3 +10,6 @@ foreach(_program IN ITEMS differential_harness:taskgrid-differential
   target_link_libraries(${_target} PRIVATE taskgrid)
   set_target_properties(${_target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
 endforeach()
+
+# A preloadable MPI_Finalize that hangs (runtime.error.finalize_hangs).
+add_library(taskgrid-finalize-hang-shim SHARED ${CMAKE_CURRENT_LIST_DIR}/finalize_hang_shim.c)

@@ -181,6 +181,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& error) {
     abort_job(error.what());  // the other ranks would wait for rank 0 forever
   }
-  const int finished = taskgrid::finish();
-  return result != 0 ? result : finished;
+  // The status goes to finish(): it is the exit status even if MPI_Finalize hangs.
+  return taskgrid::finish(result);
 }

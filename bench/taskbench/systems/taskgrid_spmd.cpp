@@ -140,6 +140,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& error) {
     abort_job(error.what());  // the other ranks would wait for this one forever
   }
-  const int finished = taskgrid::finish();
-  return status != 0 ? status : finished;
+  // The status goes to finish(): it is the exit status even if MPI_Finalize hangs.
+  return taskgrid::finish(status);
 }
