@@ -153,7 +153,7 @@ class Engine {
     size_t chunk_bytes = 0;
     uint32_t chunks = 0;
     std::vector<BroadcastChild> children;
-    size_t serving = 0;  // sequential shape: the child being sent to
+    size_t serving = 0;  // the child being sent to (one at a time)
     uint32_t receives_posted = 0;
     uint32_t received = 0;  // chunks 0..received-1 are complete
     std::vector<uint8_t> chunk_arrived;

@@ -7,7 +7,7 @@
 
 The report lines `Total Tasks`, `Total Dependencies`, `Total FLOPs` and
 `Total Bytes` must equal the given values (spec section 10), the exit status
-must be S (default 0), and with --stdout-once / --stderr-once TEXT must occur
+must be S (default 0), and each --stdout-once / --stderr-once TEXT (repeatable) must occur
 exactly once in that stream (under MPI, usage errors and help come from rank 0
 only). Exits 0 on success, 1 with
 a reason otherwise.
@@ -31,8 +31,8 @@ def main() -> int:
     for key in TOTALS:
         parser.add_argument(f"--{key}", type=int)
     parser.add_argument("--status", type=int, default=0)
-    parser.add_argument("--stdout-once")
-    parser.add_argument("--stderr-once")
+    parser.add_argument("--stdout-once", action="append")
+    parser.add_argument("--stderr-once", action="append")
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
@@ -58,10 +58,11 @@ def main() -> int:
     if any(getattr(args, key) is not None for key in TOTALS):
         if not re.search(r"^Elapsed Time \S+ seconds$", run.stdout, re.MULTILINE):
             failures.append("no 'Elapsed Time ... seconds' line")
-    for name, text, stream in (("stdout", args.stdout_once, run.stdout),
-                               ("stderr", args.stderr_once, run.stderr)):
-        if text is not None and stream.count(text) != 1:
-            failures.append(f"{name} holds {text!r} {stream.count(text)} times, expected once")
+    for name, texts, stream in (("stdout", args.stdout_once, run.stdout),
+                                ("stderr", args.stderr_once, run.stderr)):
+        for text in texts or []:
+            if stream.count(text) != 1:
+                failures.append(f"{name} holds {text!r} {stream.count(text)} times, expected once")
 
     if failures:
         print(f"command: {' '.join(command)}")

@@ -67,13 +67,22 @@ taskgrid_spmd_vector(width5 50 117 0 0 RANKS 4 -steps 10 -width 5 -type stencil_
 taskgrid_spmd_vector(width3_all_to_all 30 81 0 0 RANKS 4 -steps 10 -width 3 -type all_to_all)
 taskgrid_spmd_vector(output100 40 90 0 0 -steps 10 -width 4 -type stencil_1d -output 100)
 taskgrid_spmd_vector(broadcast4099 20 64 0 0 -steps 5 -width 4 -type all_to_all -broadcast 4099)
+taskgrid_spmd_vector(broadcast_1MiB 8 10 0 0 RANKS 3 4 -steps 2 -width 4 -type stencil_1d
+                     -broadcast 1048579)
+taskgrid_spmd_vector(broadcast_no_warmup 8 10 0 0 RANKS 4 -steps 2 -width 4 -type stencil_1d
+                     -broadcast 1048579 -taskgrid:warmup 0)
+_taskgrid_spmd_test(taskbench.taskgrid_spmd.np2.warmup_bogus 2
+                    CHECK --status 2
+                          --stderr-once "error: Invalid flag \"-taskgrid:warmup 2\" must be 0 or 1"
+                    RUN -steps 4 -taskgrid:warmup 2)
 
 # Usage errors (printed once, same status on every rank) and -h.
 _taskgrid_spmd_test(taskbench.taskgrid_spmd.np2.usage_error 2
                     CHECK --status 2 --stderr-once "error: Invalid flag \"-steps 0\" must be > 0"
                     RUN -steps 0)
 _taskgrid_spmd_test(taskbench.taskgrid_spmd.np2.help 2
-                    CHECK --status 0 --stdout-once "Usage:" RUN -h)
+                    CHECK --status 0 --stdout-once "Usage:" --stdout-once "-taskgrid:warmup 1|0"
+                    RUN -h)
 _taskgrid_spmd_test(taskbench.taskgrid_spmd.np2.mode_cluster 2 ENV TASKGRID_MODE=cluster
                     CHECK --status 2
                           --stderr-once "taskbench-taskgrid_spmd runs in spmd mode only"

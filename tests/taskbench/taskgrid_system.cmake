@@ -77,6 +77,13 @@ taskgrid_vector(v24 180 338 0 0 -steps 10 -width 8 -type tree
 taskgrid_vector(width5 50 117 0 0 RANKS 4 -steps 10 -width 5 -type stencil_1d)
 taskgrid_vector(output100 40 90 0 0 -steps 10 -width 4 -type stencil_1d -output 100)
 taskgrid_vector(broadcast4099 20 64 0 0 -steps 5 -width 4 -type all_to_all -broadcast 4099)
+# A -broadcast buffer large enough to be broadcast (TASKGRID_BCAST_MIN_BYTES),
+# with and without the warm-up pass (-taskgrid:warmup 0: the counts of the one
+# timed pass must still equal the graph's totals).
+taskgrid_vector(broadcast_1MiB 8 10 0 0 RANKS 3 4 -steps 2 -width 4 -type stencil_1d
+                -broadcast 1048579)
+taskgrid_vector(broadcast_no_warmup 8 10 0 0 RANKS 4 -steps 2 -width 4 -type stencil_1d
+                -broadcast 1048579 -taskgrid:warmup 0)
 
 # -taskgrid:placement scheduler: no hints, each scheduler places every task.
 foreach(scheduler IN ITEMS round_robin locality heft)
@@ -96,8 +103,13 @@ _taskgrid_test(taskbench.taskgrid.np2.placement_bogus 2
                CHECK --status 2
                      --stderr-once "error: Invalid flag \"-taskgrid:placement bogus\" must be hint or scheduler"
                RUN -steps 4 -taskgrid:placement bogus)
+_taskgrid_test(taskbench.taskgrid.np2.warmup_bogus 2
+               CHECK --status 2
+                     --stderr-once "error: Invalid flag \"-taskgrid:warmup 2\" must be 0 or 1"
+               RUN -steps 4 -taskgrid:warmup 2)
 _taskgrid_test(taskbench.taskgrid.np2.usage_error 2
                CHECK --status 2 --stderr-once "error: Invalid flag \"-steps 0\" must be > 0"
                RUN -steps 0)
 _taskgrid_test(taskbench.taskgrid.np2.help 2
-               CHECK --status 0 --stdout-once "-taskgrid:placement hint|scheduler" RUN -h)
+               CHECK --status 0 --stdout-once "-taskgrid:placement hint|scheduler"
+                     --stdout-once "-taskgrid:warmup 1|0" RUN -h)

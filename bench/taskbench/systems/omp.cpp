@@ -97,7 +97,12 @@ void create_tasks(std::vector<GraphBuffers>& all, const std::vector<char>& broad
         const std::vector<char>* shared_broadcast = &broadcast;
         std::vector<ThreadCounts>* thread_counts = &counts;
 #pragma omp task default(none) firstprivate(target, t, p, shared_broadcast, thread_counts) \
-    depend(iterator(k = 0 : n), in : *in[k]) depend(out : *out) depend(inout : *scratch)
+    depend(iterator(k = 0                                                                  \
+                    : n),                                                                  \
+           in                                                                              \
+           : *in[k]) depend(out                                                            \
+                            : *out) depend(inout                                           \
+                                           : *scratch)
         run_task(*target, t, p, *shared_broadcast,
                  (*thread_counts)[static_cast<size_t>(omp_get_thread_num())]);
       }

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   }
   if (g.kernel.type != KernelType::compute_bound && g.kernel.type != KernelType::compute_bound2 &&
       g.kernel.type != KernelType::busy_wait) {
-    std::fprintf(stderr, "error: taskbench-peak supports compute_bound, compute_bound2, busy_wait\n");
+    std::fprintf(stderr,
+                 "error: taskbench-peak supports compute_bound, compute_bound2, busy_wait\n");
     return 2;
   }
 
@@ -50,7 +51,8 @@ int main(int argc, char** argv) {
 #pragma omp single
     elapsed = wall_seconds() - start;
   }
-  const double flops = static_cast<double>(g.task_flops(0, 0)) * static_cast<double>(calls) * threads;
+  const double flops =
+      static_cast<double>(g.task_flops(0, 0)) * static_cast<double>(calls) * threads;
   const double rate = flops / elapsed;
   std::printf("Kernel %s, %ld iterations, %d threads, %ld calls each: %e FLOP/s in %f s\n",
               std::string(to_string(g.kernel.type)).c_str(), g.kernel.iterations, threads, calls,

@@ -13,10 +13,10 @@
 // so METG figures compare like with like; `-taskgrid:placement scheduler`
 // drops the hints and lets TASKGRID_SCHEDULER place every task.
 //
-// Timing (spec 8.4): one untimed warm-up pass, then one timed pass, each
-// bracketed on rank 0 by taskbench::wall_seconds() around the submission of
-// all tasks and taskgrid::wait_all(). Execution counts are per-rank atomics,
-// gathered after each pass by one "count" task per rank.
+// Timing (spec 8.4): one untimed warm-up pass (-taskgrid:warmup 0: none),
+// then one timed pass, each bracketed on rank 0 by taskbench::wall_seconds() around the submission
+// of all tasks and taskgrid::wait_all(). Execution counts are per-rank atomics, gathered after each
+// pass by one "count" task per rank.
 #include "taskgrid/taskgrid.hpp"
 
 #include <cstdio>
@@ -55,21 +55,11 @@ constexpr const char* kPlacementFlag = "-taskgrid:placement";
 // Reads -taskgrid:placement (last one wins). Returns "" or the message of a
 // usage error (without the "error: " prefix).
 std::string parse_placement(int argc, const char* const* argv, Placement& placement) {
-  placement = Placement::hint;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], kPlacementFlag) != 0) continue;
-    if (i + 1 >= argc) return std::string("Flag \"") + kPlacementFlag + "\" requires an argument";
-    const std::string value = argv[++i];
-    if (value == "hint") {
-      placement = Placement::hint;
-    } else if (value == "scheduler") {
-      placement = Placement::scheduler;
-    } else {
-      return std::string("Invalid flag \"") + kPlacementFlag + " " + value +
-             "\" must be hint or scheduler";
-    }
-  }
-  return {};
+  size_t index = 0;
+  std::string problem =
+      tg::parse_choice_flag(argc, argv, kPlacementFlag, {"hint", "scheduler"}, index);
+  placement = index == 0 ? Placement::hint : Placement::scheduler;
+  return problem;
 }
 
 class Driver {
@@ -124,14 +114,14 @@ class Driver {
 };
 
 // Rank 0's program; returns the benchmark's status (0 or 1).
-int run_head(const tg::Functions& functions, Placement placement) {
+int run_head(const tg::Functions& functions, Placement placement, bool warmup) {
   std::fputs(configuration_text(g_config).c_str(), stdout);
   std::fflush(stdout);
 
   const int ranks = taskgrid::num_ranks();
   RunInfo info{"taskgrid", ranks, tg::threads_per_rank(ranks), 0.0, {}};
   Driver driver(g_config, functions, placement);
-  for (int pass = 0; pass < 2; ++pass) {  // warm-up, then timed
+  for (int pass = warmup ? 0 : 1; pass < 2; ++pass) {  // warm-up, then timed
     info.elapsed_seconds = driver.run_pass();
     info.counts = driver.collect_counts();
   }
@@ -155,10 +145,14 @@ int main(int argc, char** argv) {
           "                           hint (default): block distribution of points over ranks\n"
           "                           scheduler: TASKGRID_SCHEDULER places every task\n",
           stdout);
+    if (g_config.help && print) std::fputs(tg::kWarmupHelp, stdout);
     return status;
   }
   Placement placement = Placement::hint;
-  if (const std::string problem = parse_placement(argc, argv, placement); !problem.empty()) {
+  bool warmup = true;
+  std::string problem = parse_placement(argc, argv, placement);
+  if (problem.empty()) problem = tg::parse_warmup(argc, argv, warmup);
+  if (!problem.empty()) {
     if (print) std::fprintf(stderr, "error: %s\n", problem.c_str());
     return 2;
   }
@@ -177,7 +171,7 @@ int main(int argc, char** argv) {
 
   int result = 0;
   try {
-    result = run_head(functions, placement);
+    result = run_head(functions, placement, warmup);
   } catch (const std::exception& error) {
     abort_job(error.what());  // the other ranks would wait for rank 0 forever
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -31,6 +32,31 @@ using AlignedMemory = std::unique_ptr<char, FreeDeleter>;
 }
 
 }  // namespace
+
+std::string parse_choice_flag(int argc, const char* const* argv, const char* flag,
+                              std::initializer_list<const char*> choices, size_t& index) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], flag) != 0) continue;
+    if (i + 1 >= argc) return std::string("Flag \"") + flag + "\" requires an argument";
+    const char* value = argv[++i];
+    const auto chosen = std::find_if(choices.begin(), choices.end(),
+                                     [&](const char* c) { return std::strcmp(c, value) == 0; });
+    if (chosen == choices.end()) {
+      std::string allowed;
+      for (const char* c : choices) allowed += (allowed.empty() ? "" : " or ") + std::string(c);
+      return std::string("Invalid flag \"") + flag + " " + value + "\" must be " + allowed;
+    }
+    index = static_cast<size_t>(chosen - choices.begin());
+  }
+  return {};
+}
+
+std::string parse_warmup(int argc, const char* const* argv, bool& warmup) {
+  size_t index = warmup ? 1 : 0;
+  std::string problem = parse_choice_flag(argc, argv, kWarmupFlag, {"0", "1"}, index);
+  warmup = index == 1;
+  return problem;
+}
 
 void set_config(const BenchConfig& config) { g_config = &config; }
 

@@ -19,6 +19,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "core/options.h"
@@ -74,6 +76,22 @@ int threads_per_rank(int ranks_sharing);
 inline int block_owner(int64_t point, int64_t width, int64_t ranks) {
   return static_cast<int>(((point + 1) * ranks - 1) / width);
 }
+
+// Reads a TaskGrid flag `flag VALUE` (last one wins) whose value must be one
+// of `choices`; sets `index` to the chosen one (untouched when absent).
+// Returns "" or the message of a usage error (without the "error: " prefix).
+std::string parse_choice_flag(int argc, const char* const* argv, const char* flag,
+                              std::initializer_list<const char*> choices, size_t& index);
+
+// -taskgrid:warmup 1 (default) | 0: whether an untimed warm-up pass comes
+// before the timed one. 0 is for runs whose single pass is long and whose
+// start-up costs are part of what is measured (a 1 GiB broadcast on a shaped
+// network costs minutes per pass).
+constexpr const char* kWarmupFlag = "-taskgrid:warmup";
+constexpr const char* kWarmupHelp =
+    "  -taskgrid:warmup 1|0\n"
+    "                           1 (default): an untimed warm-up pass before the timed one\n";
+std::string parse_warmup(int argc, const char* const* argv, bool& warmup);
 
 // The handles of every graph of a run and the -broadcast handle, and the
 // submission of one pass over them. The rank that runs the program registers

@@ -15,8 +15,8 @@
 // it. Each rank keeps only its own tasks; the runtime moves outputs peer to
 // peer.
 //
-// Timing (spec 8.4): one untimed warm-up pass, then one timed pass, each
-// bracketed by MPI_Barrier + MPI_Wtime around the submission of all tasks
+// Timing (spec 8.4): one untimed warm-up pass (-taskgrid:warmup 0: none),
+// then one timed pass, each bracketed by MPI_Barrier + MPI_Wtime around the submission of all tasks
 // and taskgrid::wait_all() (this rank's tasks). With -broadcast, each pass
 // starts with a task on rank 0 that republishes the buffer, so it is moved
 // to the other ranks inside the timed region, like the baseline's MPI_Bcast.
@@ -64,7 +64,15 @@ int run(int argc, char** argv, const tg::Functions& functions) {
   const int ranks = taskgrid::num_ranks();
   // Every rank parses the same argv and reaches the same verdict.
   int status = 0;
-  if (!parse_command_line(argc, argv, g_config, status, rank == 0)) return status;
+  if (!parse_command_line(argc, argv, g_config, status, rank == 0)) {
+    if (g_config.help && rank == 0) std::fputs(tg::kWarmupHelp, stdout);
+    return status;
+  }
+  bool warmup = true;
+  if (const std::string problem = tg::parse_warmup(argc, argv, warmup); !problem.empty()) {
+    if (rank == 0) std::fprintf(stderr, "error: %s\n", problem.c_str());
+    return 2;
+  }
   tg::set_config(g_config);
   if (rank == 0) {
     std::fputs(configuration_text(g_config).c_str(), stdout);
@@ -78,7 +86,7 @@ int run(int argc, char** argv, const tg::Functions& functions) {
 
   double elapsed = 0;
   ExecutionCounts counts;
-  for (int pass = 0; pass < 2; ++pass) {  // warm-up, then timed
+  for (int pass = warmup ? 0 : 1; pass < 2; ++pass) {  // warm-up, then timed
     CHECK_MPI(MPI_Barrier(comm));
     const double start = MPI_Wtime();
     workload.submit_pass(tg::Workload::Hints::none);  // owner computes
