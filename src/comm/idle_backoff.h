@@ -2,6 +2,8 @@
 // small machines (4 ranks on 2 cores), so an idle loop must give the core
 // away: spin briefly (lowest latency), then yield, then sleep on a condition
 // that producers can signal, with a bounded timeout so MPI is still polled.
+// While MPI is moving a large message, though, it moves only as fast as the
+// process polls: then the loop yields and never sleeps (`streaming`).
 #pragma once
 
 #include <sched.h>
@@ -37,12 +39,12 @@ class IdleBackoff {
  public:
   using clock = std::chrono::steady_clock;
   void reset() { idle_since_ = {}; }
-  void idle(Wakeup& wakeup) {
+  void idle(Wakeup& wakeup, bool streaming = false) {
     const auto now = clock::now();
     if (idle_since_ == clock::time_point{}) idle_since_ = now;
     const auto idle_for = now - idle_since_;
     if (idle_for < kSpin) return;
-    if (idle_for < kYield) {
+    if (idle_for < kYield || streaming) {
       sched_yield();
       return;
     }

@@ -34,7 +34,7 @@ void MpiTransport::check(int code, const char* call) {
                            std::string(text, static_cast<size_t>(length)));
 }
 
-uint32_t MpiTransport::new_operation(Operation::Kind kind, uint64_t cookie) {
+uint32_t MpiTransport::new_operation(Operation::Kind kind, uint64_t cookie, size_t bytes) {
   uint32_t index;
   if (!free_operations_.empty()) {
     index = free_operations_.back();
@@ -48,6 +48,8 @@ uint32_t MpiTransport::new_operation(Operation::Kind kind, uint64_t cookie) {
   operation.cookie = cookie;
   operation.chunks_left = 0;
   operation.key = 0;
+  operation.bulk = bytes >= kBulkBytes;
+  if (operation.bulk) bulk_operations_ += 1;
   return index;
 }
 
@@ -97,7 +99,7 @@ void MpiTransport::for_each_chunk(void* data, size_t bytes, Post&& post) const {
 }
 
 void MpiTransport::send_data(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) {
-  const uint32_t op = new_operation(Operation::Kind::data, cookie);
+  const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes);
   if (bytes <= max_chunk_) {
     MPI_Request request;
     check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, data_comm_, &request),
@@ -115,7 +117,7 @@ void MpiTransport::send_data(int dest, int tag, const void* data, size_t bytes, 
 
 void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) {
-    const uint32_t op = new_operation(Operation::Kind::data, cookie);
+    const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes);
     for_each_chunk(data, bytes, [&](char* at, int chunk) {
       MPI_Request request;
       check(MPI_Irecv(at, chunk, MPI_BYTE, source, tag, bulk_comm_, &request),
@@ -144,7 +146,7 @@ void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, u
 
 void MpiTransport::send_chunk(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) throw std::logic_error("taskgrid: a chunk larger than the chunk limit");
-  const uint32_t op = new_operation(Operation::Kind::data, cookie);
+  const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes);
   MPI_Request request;
   check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, bulk_comm_, &request),
         "MPI_Isend (chunk)");
@@ -153,7 +155,7 @@ void MpiTransport::send_chunk(int dest, int tag, const void* data, size_t bytes,
 
 void MpiTransport::receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) throw std::logic_error("taskgrid: a chunk larger than the chunk limit");
-  const uint32_t op = new_operation(Operation::Kind::data, cookie);
+  const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes);
   MPI_Request request;
   check(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, source, tag, bulk_comm_, &request),
         "MPI_Irecv (chunk)");
@@ -191,7 +193,8 @@ bool MpiTransport::match_arrived_data(std::vector<uint64_t>& finished) {
                                  " bytes from rank " + std::to_string(status.MPI_SOURCE) +
                                  " arrived where " + std::to_string(it->second.bytes) +
                                  " were expected");
-      const uint32_t op = new_operation(Operation::Kind::data, it->second.cookie);
+      const uint32_t op =
+          new_operation(Operation::Kind::data, it->second.cookie, static_cast<size_t>(count));
       check(MPI_Imrecv(it->second.data, count, MPI_BYTE, &message, &request), "MPI_Imrecv");
       add_request(request, op);
       expected_.erase(it);
@@ -201,7 +204,7 @@ bool MpiTransport::match_arrived_data(std::vector<uint64_t>& finished) {
     // every later one from MPI_Improbe).
     Stashed& stash = stashed_[key];
     stash.bytes.resize(static_cast<size_t>(count));
-    const uint32_t op = new_operation(Operation::Kind::stash, 0);
+    const uint32_t op = new_operation(Operation::Kind::stash, 0, static_cast<size_t>(count));
     operations_[op].key = key;
     check(MPI_Imrecv(stash.bytes.data(), count, MPI_BYTE, &message, &request),
           "MPI_Imrecv (stash)");
@@ -245,6 +248,8 @@ bool MpiTransport::poll(std::vector<uint64_t>& finished) {
         break;
       }
     }
+    if (operation.bulk) bulk_operations_ -= 1;
+    operation.bulk = false;
     free_operations_.push_back(op);
   }
   // Drop the completed (now MPI_REQUEST_NULL) slots, keeping the arrays parallel.

@@ -47,11 +47,15 @@ class MpiTransport final : public Transport {
   void receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) override;
   bool poll(std::vector<uint64_t>& finished) override;
   size_t pending() const override;
+  bool moving_bulk_data() const override { return bulk_operations_ > 0; }
   [[noreturn]] void abort_job(int status) override;
 
   static constexpr int kControlTag = 1;
   // Transfers are cut into chunks of at most this size (MPI counts are int).
   static constexpr size_t kMaxChunk = size_t{1} << 30;
+  // Messages from this size on count as bulk data (see moving_bulk_data()):
+  // above every eager limit in common use, so they need both sides' polling.
+  static constexpr size_t kBulkBytes = size_t{64} << 10;
   size_t max_chunk() const override { return max_chunk_; }
 
  private:
@@ -62,6 +66,7 @@ class MpiTransport final : public Transport {
     uint64_t cookie = 0;
     uint32_t chunks_left = 0;
     uint64_t key = 0;          // stash: (source, tag)
+    bool bulk = false;         // counted in bulk_operations_
     std::vector<char> buffer;  // control batch or stashed message
   };
   struct Expected {
@@ -79,7 +84,7 @@ class MpiTransport final : public Transport {
     return (static_cast<uint64_t>(static_cast<uint32_t>(source)) << 32) |
            static_cast<uint32_t>(tag);
   }
-  uint32_t new_operation(Operation::Kind kind, uint64_t cookie);
+  uint32_t new_operation(Operation::Kind kind, uint64_t cookie, size_t bytes = 0);
   void add_request(MPI_Request request, uint32_t operation);
   void check(int code, const char* call);
   bool match_arrived_data(std::vector<uint64_t>& finished);
@@ -103,6 +108,7 @@ class MpiTransport final : public Transport {
   std::unordered_map<uint64_t, Expected> expected_;
   std::unordered_map<uint64_t, Stashed> stashed_;
   std::vector<uint64_t> stash_finished_;  // deliveries found outside poll()
+  size_t bulk_operations_ = 0;            // operations in flight of kBulkBytes or more
 };
 
 }  // namespace taskgrid::comm

@@ -38,6 +38,11 @@ class Transport {
   virtual bool poll(std::vector<uint64_t>& finished) = 0;
   // Requests still in flight (control sends included).
   virtual size_t pending() const = 0;
+  // Whether a large message is being moved (or a receive for one is posted):
+  // MPI libraries move such messages only while the process polls (shared
+  // memory copy-in/copy-out, rendezvous over TCP), so the engine must not
+  // sleep then.
+  virtual bool moving_bulk_data() const = 0;
 
   // Ends the whole job at once (after a fatal error on this rank).
   [[noreturn]] virtual void abort_job(int status) = 0;

@@ -584,7 +584,10 @@ void Engine::run() {
     if (active) {
       backoff_.reset();
     } else {
-      backoff_.idle(wakeup_);
+      // Measured with Open MPI in shared memory (8 ranks on 16 cores, 256
+      // MiB): one rank sending to seven in turn took 11.8 s sleeping between
+      // polls and 1.35 s yielding.
+      backoff_.idle(wakeup_, transport_.moving_bulk_data() || !mpi_active_.empty());
     }
   }
   if (workers_) workers_->stop();
