@@ -20,6 +20,7 @@
 #include <memory>
 #include <memory_resource>
 #include <mutex>
+#include <set>
 #include <unordered_set>
 #include <vector>
 
@@ -53,6 +54,8 @@ struct PlannerConfig {
   size_t broadcast_min_bytes = 64 << 10;
   size_t broadcast_chunk = 0;            // 0: from the cost model
   size_t max_message = size_t{1} << 30;  // the transport's chunk limit
+  // Per rank, the lowest rank on its node (empty: every rank on its own).
+  std::vector<int32_t> node_of_rank;
 };
 
 class Planner final : public EngineListener {
@@ -110,6 +113,9 @@ class Planner final : public EngineListener {
   // Caller holds mutex_.
   PendingBroadcast& pending_broadcast(uint64_t version, const data::VersionInfo& info);
   void deliver(PendingBroadcast& group);
+  // The strategy that delivers `group` (members: its ranks, sorted).
+  coll::Strategy strategy_for(const PendingBroadcast& group,
+                              const std::vector<int32_t>& members) const;
   void deliver_broadcasts(bool all);  // all: else only those whose window closed
   void deliver_broadcast_of(uint64_t version);
   // Without mutex_ (spmd, mpi strategy): creates the communicators that the
@@ -139,6 +145,9 @@ class Planner final : public EngineListener {
   std::unordered_set<uint64_t> fetches_pending_;
   std::vector<PendingBroadcast> pending_broadcasts_;  // in opening order
   std::vector<std::pair<std::vector<int32_t>, int>> comms_to_create_;
+  // Member sets of the MPI broadcasts issued so far (each has a communicator
+  // on its members, which MPI has a limited supply of).
+  std::set<std::vector<int32_t>> mpi_member_sets_;
   uint64_t submissions_ = 0;
   uint64_t next_task_id_ = 1;
   uint64_t next_version_ = 1;
