@@ -18,6 +18,14 @@ MpiTransport::MpiTransport(MPI_Comm comm, size_t max_chunk)
   int found = 0;
   MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &found);
   if (found && tag_ub) max_tag_ = *tag_ub;
+  // Which ranks share a node: each is named by the lowest rank on it.
+  MPI_Comm node;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+  int32_t leader = rank_;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT32_T, MPI_MIN, node);
+  MPI_Comm_free(&node);
+  node_of_rank_.resize(static_cast<size_t>(size_));
+  MPI_Allgather(&leader, 1, MPI_INT32_T, node_of_rank_.data(), 1, MPI_INT32_T, comm_);
 }
 
 MpiTransport::~MpiTransport() {
@@ -34,7 +42,8 @@ void MpiTransport::check(int code, const char* call) {
                            std::string(text, static_cast<size_t>(length)));
 }
 
-uint32_t MpiTransport::new_operation(Operation::Kind kind, uint64_t cookie, size_t bytes) {
+uint32_t MpiTransport::new_operation(Operation::Kind kind, uint64_t cookie, size_t bytes,
+                                     int peer) {
   uint32_t index;
   if (!free_operations_.empty()) {
     index = free_operations_.back();
@@ -48,7 +57,7 @@ uint32_t MpiTransport::new_operation(Operation::Kind kind, uint64_t cookie, size
   operation.cookie = cookie;
   operation.chunks_left = 0;
   operation.key = 0;
-  operation.bulk = bytes >= kBulkBytes;
+  operation.bulk = bytes >= kBulkBytes && peer >= 0 && same_node(peer);
   if (operation.bulk) bulk_operations_ += 1;
   return index;
 }
@@ -99,7 +108,7 @@ void MpiTransport::for_each_chunk(void* data, size_t bytes, Post&& post) const {
 }
 
 void MpiTransport::send_data(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) {
-  const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes);
+  const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes, dest);
   if (bytes <= max_chunk_) {
     MPI_Request request;
     check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, data_comm_, &request),
@@ -117,7 +126,7 @@ void MpiTransport::send_data(int dest, int tag, const void* data, size_t bytes, 
 
 void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) {
-    const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes);
+    const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes, source);
     for_each_chunk(data, bytes, [&](char* at, int chunk) {
       MPI_Request request;
       check(MPI_Irecv(at, chunk, MPI_BYTE, source, tag, bulk_comm_, &request),
@@ -146,7 +155,7 @@ void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, u
 
 void MpiTransport::send_chunk(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) throw std::logic_error("taskgrid: a chunk larger than the chunk limit");
-  const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes);
+  const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes, dest);
   MPI_Request request;
   check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, bulk_comm_, &request),
         "MPI_Isend (chunk)");
@@ -155,7 +164,7 @@ void MpiTransport::send_chunk(int dest, int tag, const void* data, size_t bytes,
 
 void MpiTransport::receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) throw std::logic_error("taskgrid: a chunk larger than the chunk limit");
-  const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes);
+  const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes, source);
   MPI_Request request;
   check(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, source, tag, bulk_comm_, &request),
         "MPI_Irecv (chunk)");
@@ -193,8 +202,8 @@ bool MpiTransport::match_arrived_data(std::vector<uint64_t>& finished) {
                                  " bytes from rank " + std::to_string(status.MPI_SOURCE) +
                                  " arrived where " + std::to_string(it->second.bytes) +
                                  " were expected");
-      const uint32_t op =
-          new_operation(Operation::Kind::data, it->second.cookie, static_cast<size_t>(count));
+      const uint32_t op = new_operation(Operation::Kind::data, it->second.cookie,
+                                        static_cast<size_t>(count), status.MPI_SOURCE);
       check(MPI_Imrecv(it->second.data, count, MPI_BYTE, &message, &request), "MPI_Imrecv");
       add_request(request, op);
       expected_.erase(it);
@@ -204,7 +213,8 @@ bool MpiTransport::match_arrived_data(std::vector<uint64_t>& finished) {
     // every later one from MPI_Improbe).
     Stashed& stash = stashed_[key];
     stash.bytes.resize(static_cast<size_t>(count));
-    const uint32_t op = new_operation(Operation::Kind::stash, 0, static_cast<size_t>(count));
+    const uint32_t op =
+        new_operation(Operation::Kind::stash, 0, static_cast<size_t>(count), status.MPI_SOURCE);
     operations_[op].key = key;
     check(MPI_Imrecv(stash.bytes.data(), count, MPI_BYTE, &message, &request),
           "MPI_Imrecv (stash)");

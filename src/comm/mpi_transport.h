@@ -47,15 +47,17 @@ class MpiTransport final : public Transport {
   void receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) override;
   bool poll(std::vector<uint64_t>& finished) override;
   size_t pending() const override;
-  bool moving_bulk_data() const override { return bulk_operations_ > 0; }
+  bool copying_bulk_data() const override { return bulk_operations_ > 0; }
+  bool same_node(int rank) const override {
+    return node_of_rank_[static_cast<size_t>(rank)] == node_of_rank_[static_cast<size_t>(rank_)];
+  }
+  // Per rank, the lowest rank on its node.
+  const std::vector<int32_t>& node_of_rank() const { return node_of_rank_; }
   [[noreturn]] void abort_job(int status) override;
 
   static constexpr int kControlTag = 1;
   // Transfers are cut into chunks of at most this size (MPI counts are int).
   static constexpr size_t kMaxChunk = size_t{1} << 30;
-  // Messages from this size on count as bulk data (see moving_bulk_data()):
-  // above every eager limit in common use, so they need both sides' polling.
-  static constexpr size_t kBulkBytes = size_t{64} << 10;
   size_t max_chunk() const override { return max_chunk_; }
 
  private:
@@ -84,7 +86,8 @@ class MpiTransport final : public Transport {
     return (static_cast<uint64_t>(static_cast<uint32_t>(source)) << 32) |
            static_cast<uint32_t>(tag);
   }
-  uint32_t new_operation(Operation::Kind kind, uint64_t cookie, size_t bytes = 0);
+  // `bytes` and `peer` (-1: none) tell whether it is bulk data within the node.
+  uint32_t new_operation(Operation::Kind kind, uint64_t cookie, size_t bytes = 0, int peer = -1);
   void add_request(MPI_Request request, uint32_t operation);
   void check(int code, const char* call);
   bool match_arrived_data(std::vector<uint64_t>& finished);
@@ -108,7 +111,8 @@ class MpiTransport final : public Transport {
   std::unordered_map<uint64_t, Expected> expected_;
   std::unordered_map<uint64_t, Stashed> stashed_;
   std::vector<uint64_t> stash_finished_;  // deliveries found outside poll()
-  size_t bulk_operations_ = 0;            // operations in flight of kBulkBytes or more
+  size_t bulk_operations_ = 0;            // within the node, of kBulkBytes or more
+  std::vector<int32_t> node_of_rank_;
 };
 
 }  // namespace taskgrid::comm

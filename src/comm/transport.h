@@ -8,6 +8,10 @@
 
 namespace taskgrid::comm {
 
+// Messages from this size on count as bulk data (see copying_bulk_data()):
+// above every eager limit in common use, so they need both sides' polling.
+inline constexpr size_t kBulkBytes = size_t{64} << 10;
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -38,11 +42,14 @@ class Transport {
   virtual bool poll(std::vector<uint64_t>& finished) = 0;
   // Requests still in flight (control sends included).
   virtual size_t pending() const = 0;
-  // Whether a large message is being moved (or a receive for one is posted):
-  // MPI libraries move such messages only while the process polls (shared
-  // memory copy-in/copy-out, rendezvous over TCP), so the engine must not
-  // sleep then.
-  virtual bool moving_bulk_data() const = 0;
+  // Whether a large message to or from a rank on this node is in flight (or
+  // a receive for one is posted). MPI libraries copy such messages through
+  // shared memory only while both processes poll, so the engine must not
+  // sleep then. Between nodes the network moves the bytes, and polling
+  // every few hundred microseconds keeps a link busy.
+  virtual bool copying_bulk_data() const = 0;
+  // Whether `rank` shares this rank's node (shared memory).
+  virtual bool same_node(int rank) const = 0;
 
   // Ends the whole job at once (after a fatal error on this rank).
   [[noreturn]] virtual void abort_job(int status) = 0;

@@ -111,14 +111,6 @@ void calibrate(MPI_Comm comm, int rank, runtime::PlannerConfig& config) {
   MPI_Bcast(measured, 2, MPI_DOUBLE, 0, comm);
   config.latency_seconds = measured[0];
   config.bandwidth_bytes_per_second = measured[1];
-  // Which ranks share a node: named by the lowest rank on it.
-  MPI_Comm node;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  int32_t leader = rank;
-  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT32_T, MPI_MIN, node);
-  MPI_Comm_free(&node);
-  config.node_of_rank.resize(static_cast<size_t>(config.ranks));
-  MPI_Allgather(&leader, 1, MPI_INT32_T, config.node_of_rank.data(), 1, MPI_INT32_T, comm);
 }
 
 void print_stats(MPI_Comm comm, const runtime::EngineStats& stats, int rank, int size) {
@@ -240,6 +232,7 @@ void start(int* argc, char*** argv) {
                                 ? rt->options.threads
                                 : runtime::default_threads(transport.communicator());
   if (config.ranks > 1) calibrate(transport.communicator(), rank, config);
+  config.node_of_rank = transport.node_of_rank();
 
   // spmd: every rank plans for itself and is its own "head" for completions.
   // One communicator per task-aware channel (collective: every rank, here).

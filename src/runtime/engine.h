@@ -167,6 +167,7 @@ class Engine {
     bool root = false;
     int root_index = 0;
     size_t chunk_bytes = 0;
+    bool copies_locally = false;  // bulk data, a member shares this node
     std::vector<MPI_Request> requests;
   };
   struct MpiQueue {
