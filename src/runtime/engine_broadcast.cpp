@@ -205,8 +205,15 @@ void Engine::broadcast_chunk_done(ChunkEvent* event) {
 // ------------------------------------------------------- MPI broadcasts ---
 
 MPI_Comm Engine::broadcast_comm(const std::vector<int32_t>& members, int tag) {
-  std::lock_guard lock(comms_mutex_);
-  if (auto it = broadcast_comms_.find(members); it != broadcast_comms_.end()) return it->second;
+  {
+    std::lock_guard lock(comms_mutex_);
+    if (auto it = broadcast_comms_.find(members); it != broadcast_comms_.end()) return it->second;
+  }
+  // Created without the lock: MPI_Comm_create_group blocks until every member
+  // joins, and in spmd mode the engine (has_broadcast_comm) must meanwhile go
+  // on sending the data that the other members' programs are waiting for
+  // before they can join. Only one thread creates (the engine in cluster
+  // mode, the program thread in spmd mode), so no set is created twice.
   MPI_Group all, group;
   MPI_Comm_group(collectives_, &all);
   MPI_Group_incl(all, static_cast<int>(members.size()), members.data(), &group);
@@ -219,6 +226,7 @@ MPI_Comm Engine::broadcast_comm(const std::vector<int32_t>& members, int tag) {
                          std::to_string(members.size()) + " ranks failed (MPI error " +
                          std::to_string(code) + ")");
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  std::lock_guard lock(comms_mutex_);
   broadcast_comms_.emplace(members, comm);
   return comm;
 }
