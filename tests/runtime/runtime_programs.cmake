@@ -1,8 +1,10 @@
 # Test programs of the TaskGrid runtime that run under mpiexec: the
-# differential random-graph harness and the error-case program. Included from
-# tests/runtime/CMakeLists.txt; both land in ${PROJECT_BINARY_DIR}/bin.
+# differential random-graph harness, the error-case program and the broadcast
+# check (broadcast.cmake). Included from tests/runtime/CMakeLists.txt; all
+# land in ${PROJECT_BINARY_DIR}/bin.
 foreach(_program IN ITEMS differential_harness:taskgrid-differential
-                          error_cases:taskgrid-error-cases)
+                          error_cases:taskgrid-error-cases
+                          broadcast_check:taskgrid-broadcast-check)
   string(REPLACE ":" ";" _pair "${_program}")
   list(GET _pair 0 _source)
   list(GET _pair 1 _target)
