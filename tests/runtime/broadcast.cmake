@@ -34,11 +34,11 @@ set(_taskgrid_check_broadcast ${CMAKE_CURRENT_LIST_DIR}/check_broadcast_run.py)
 set(TASKGRID_BROADCAST_ROUNDS 16 CACHE STRING "Rounds per broadcast check test")
 set(_taskgrid_broadcast_strategies none p2p mpi tree pipeline auto)
 
-# taskgrid_broadcast_test(<mode> <ranks> <strategy> [SUFFIX s] [SEED n] [MULTICHUNK]
+# taskgrid_broadcast_test(<mode> <ranks> <strategy> [SUFFIX s] [SEED n] [ROUNDS n] [MULTICHUNK]
 #                         [DEFAULT_MIN_BYTES] [ENV var=value...])
 # The seed is derived from mode, ranks, strategy and SEED (a variant number).
 function(taskgrid_broadcast_test mode ranks strategy)
-  cmake_parse_arguments(PARSE_ARGV 3 arg "MULTICHUNK;DEFAULT_MIN_BYTES" "SUFFIX;SEED" "ENV")
+  cmake_parse_arguments(PARSE_ARGV 3 arg "MULTICHUNK;DEFAULT_MIN_BYTES" "SUFFIX;SEED;ROUNDS" "ENV")
   set(name runtime.broadcast.${mode}.np${ranks}.${strategy})
   if(arg_SUFFIX)
     string(APPEND name .${arg_SUFFIX})
@@ -46,6 +46,9 @@ function(taskgrid_broadcast_test mode ranks strategy)
   list(FIND _taskgrid_broadcast_strategies ${strategy} strategy_index)
   if(NOT arg_SEED)
     set(arg_SEED 0)
+  endif()
+  if(NOT arg_ROUNDS)
+    set(arg_ROUNDS ${TASKGRID_BROADCAST_ROUNDS})
   endif()
   set(mode_index 1)
   if(mode STREQUAL "spmd")
@@ -71,7 +74,7 @@ function(taskgrid_broadcast_test mode ranks strategy)
            COMMAND ${Python3_EXECUTABLE} ${_taskgrid_check_broadcast} ${driver_args} --
                    ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
                    $<TARGET_FILE:taskgrid-broadcast-check> ${MPIEXEC_POSTFLAGS}
-                   --rounds ${TASKGRID_BROADCAST_ROUNDS} --seed ${seed} --hang-seconds 30)
+                   --rounds ${arg_ROUNDS} --seed ${seed} --hang-seconds 30)
   set(environment TASKGRID_MODE=${mode} TASKGRID_BCAST=${strategy} TASKGRID_THREADS=1)
   if(NOT arg_DEFAULT_MIN_BYTES)
     list(APPEND environment TASKGRID_BCAST_MIN_BYTES=0)
@@ -126,3 +129,10 @@ taskgrid_broadcast_test(spmd 4 pipeline SUFFIX chunk_bytes4096 SEED 2 MULTICHUNK
 # The default TASKGRID_BCAST_MIN_BYTES (64 KiB): the 64 KiB + 13 and 1 MiB + 5
 # versions are broadcast, the small ones and the ring go on demand.
 taskgrid_broadcast_test(cluster 4 auto SUFFIX default_min_bytes SEED 3 DEFAULT_MIN_BYTES)
+
+# More than 64 distinct member sets (120 rounds of random reader sets at 7
+# ranks): past the cap the planner delivers new sets by tree instead of
+# creating more communicators; every byte must still arrive, in both modes.
+taskgrid_broadcast_test(cluster 7 mpi SUFFIX member_set_cap SEED 4 ROUNDS 120)
+taskgrid_broadcast_test(spmd 7 mpi SUFFIX member_set_cap SEED 4 ROUNDS 120
+                        ENV TASKGRID_CHECK_INTERVAL=0)
