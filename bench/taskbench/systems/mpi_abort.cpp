@@ -11,8 +11,11 @@
 namespace taskbench {
 
 int rank_from_environment() {
-  const char* value = std::getenv("PMI_RANK");
-  return value != nullptr ? std::atoi(value) : 0;
+  // MPICH's Hydra sets PMI_RANK, Open MPI OMPI_COMM_WORLD_RANK, PMIx
+  // launchers (Slurm, PRRTE) PMIX_RANK.
+  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  return 0;
 }
 
 bool mpi_running() {

@@ -6,7 +6,8 @@
 
 namespace taskbench {
 
-// PMI_RANK as set by the launcher (0 without one): the rank before MPI runs,
+// The rank the launcher put in the environment (PMI_RANK, OMPI_COMM_WORLD_RANK
+// or PMIX_RANK; 0 without a launcher): the rank before MPI runs,
 // e.g. to print usage messages once.
 int rank_from_environment();
 

@@ -118,7 +118,7 @@ int run(int argc, char** argv, const tg::Functions& functions) {
 
 int main(int argc, char** argv) {
   // Before MPI: every rank sees the same environment and reaches the same
-  // verdict; PMI_RANK picks the one that prints.
+  // verdict; the launcher's rank variable picks the one that prints.
   const bool print = rank_from_environment() == 0;
   if (const char* mode = std::getenv("TASKGRID_MODE");
       mode != nullptr && *mode != '\0' && std::strcmp(mode, "spmd") != 0) {
