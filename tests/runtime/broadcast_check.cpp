@@ -54,6 +54,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "progress_watchdog.h"
+
 namespace {
 
 uint64_t mix64(uint64_t x) {
@@ -560,55 +562,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Aborts the job when the program stops making progress.
-class Watchdog {
- public:
-  explicit Watchdog(int seconds) : seconds_(seconds), thread_([this] { watch(); }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    changed_.notify_all();
-    thread_.join();
-  }
-  void progress(std::string where) {
-    std::lock_guard lock(mutex_);
-    where_ = std::move(where);
-    ++ticks_;
-  }
-
- private:
-  void watch() {
-    std::unique_lock lock(mutex_);
-    uint64_t seen = ticks_;
-    auto since = std::chrono::steady_clock::now();
-    while (!stop_) {
-      changed_.wait_for(lock, std::chrono::milliseconds(250));
-      if (ticks_ != seen) {
-        seen = ticks_;
-        since = std::chrono::steady_clock::now();
-      } else if (!stop_ &&
-                 std::chrono::steady_clock::now() - since > std::chrono::seconds(seconds_)) {
-        std::fprintf(stderr,
-                     "broadcast-check: HANG: no progress for %d s at %s (--only <round> "
-                     "--verbose runs that round alone and prints its plan)\n",
-                     seconds_, where_.c_str());
-        std::fflush(stderr);
-        std::abort();
-      }
-    }
-  }
-
-  int seconds_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::string where_ = "start";
-  uint64_t ticks_ = 0;
-  bool stop_ = false;
-  std::thread thread_;
-};
-
 // A round whose tasks were submitted; its buffers stay put until checked.
 struct LiveRound {
   Round plan;
@@ -628,7 +581,7 @@ struct Counts {
 
 class Checker {
  public:
-  Checker(int rank, bool spmd, Watchdog& watchdog, std::string context)
+  Checker(int rank, bool spmd, taskgrid::testing::ProgressWatchdog& watchdog, std::string context)
       : rank_(rank), spmd_(spmd), watchdog_(watchdog), context_(std::move(context)) {}
 
   void submit(LiveRound& live) {
@@ -752,7 +705,7 @@ class Checker {
 
   int rank_;
   bool spmd_;
-  Watchdog& watchdog_;
+  taskgrid::testing::ProgressWatchdog& watchdog_;
   std::string context_;
   Counts counts_;
   std::map<uint64_t, uint64_t> hashes_;
@@ -803,7 +756,9 @@ int main(int argc, char** argv) {
   int status = 0;
   uint32_t verified = 0;
   {
-    Watchdog watchdog(options.hang_seconds);
+    taskgrid::testing::ProgressWatchdog watchdog(
+        options.hang_seconds, "broadcast-check",
+        " (--only <round> --verbose runs that round alone and prints its plan)");
     Checker checker(rank, spmd, watchdog, context);
     // When results are checked: after the round, or up to two rounds later.
     std::mt19937_64 schedule(mix64(options.seed ^ 0x5ca1ab1eULL));

@@ -43,6 +43,8 @@
 #include <thread>
 #include <vector>
 
+#include "progress_watchdog.h"
+
 namespace {
 
 // ----------------------------------------------------------- task functions --
@@ -525,53 +527,6 @@ uint64_t graph_seed(uint64_t seed, size_t index) {
   return mix64(seed ^ mix64(static_cast<uint64_t>(index) + 0x243f6a8885a308d3ULL));
 }
 
-// Aborts the job when the program stops making progress.
-class Watchdog {
- public:
-  explicit Watchdog(int seconds) : seconds_(seconds), thread_([this] { watch(); }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    changed_.notify_all();
-    thread_.join();
-  }
-  void progress(std::string where) {
-    std::lock_guard lock(mutex_);
-    where_ = std::move(where);
-    ++ticks_;
-  }
-
- private:
-  void watch() {
-    std::unique_lock lock(mutex_);
-    uint64_t seen = ticks_;
-    auto since = std::chrono::steady_clock::now();
-    while (!stop_) {
-      changed_.wait_for(lock, std::chrono::milliseconds(250));
-      if (ticks_ != seen) {
-        seen = ticks_;
-        since = std::chrono::steady_clock::now();
-      } else if (!stop_ &&
-                 std::chrono::steady_clock::now() - since > std::chrono::seconds(seconds_)) {
-        std::fprintf(stderr, "differential: HANG: no progress for %d s at %s\n", seconds_,
-                     where_.c_str());
-        std::fflush(stderr);
-        std::abort();
-      }
-    }
-  }
-
-  int seconds_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::string where_ = "start";
-  uint64_t ticks_ = 0;
-  bool stop_ = false;
-  std::thread thread_;
-};
-
 // Compares what TaskGrid returned with the reference.
 void compare(const uint8_t* got, const std::vector<uint8_t>& expected, const std::string& what) {
   for (size_t b = 0; b < expected.size(); ++b) {
@@ -590,7 +545,7 @@ struct Counts {
 };
 
 void run_graph(const Graph& g, size_t index, int ranks, const std::string& context,
-               Watchdog& watchdog, Counts& counts) {
+               taskgrid::testing::ProgressWatchdog& watchdog, Counts& counts) {
   std::vector<std::vector<uint8_t>> reference(g.sizes.size());
   std::vector<std::vector<uint8_t>> host(g.sizes.size());
   std::vector<taskgrid::DataHandle> handles(g.sizes.size());
@@ -690,7 +645,7 @@ int main(int argc, char** argv) {
   const char* failure_kind = "";
   size_t index = 0;
   {
-    Watchdog watchdog(options.hang_seconds);
+    taskgrid::testing::ProgressWatchdog watchdog(options.hang_seconds, "differential");
     const std::string context = "seed " + std::to_string(options.seed) + ", graphs " +
                                 std::to_string(options.graphs) + ", tasks-max " +
                                 std::to_string(options.tasks_max) + ", scheduler " +
