@@ -25,6 +25,10 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+# The METG tool's machine facts (load average, CPU model), also without its venv.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "metg"))
+from taskgrid_metg.machine import cpu_model, load_average  # noqa: E402
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STRATEGIES = ("none", "p2p", "mpi", "tree", "pipeline", "auto")
 SYSTEMS = ("taskgrid", "taskgrid_spmd")
@@ -171,24 +175,6 @@ def run_timeout(size: int, hosts: int, bytes_per_s: float) -> float:
 
 
 # ---------------------------------------------------------------- machine facts
-
-def load_average() -> list[float] | None:
-    try:
-        return [round(value, 2) for value in os.getloadavg()]
-    except OSError:
-        return None
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("model name", "Model", "cpu model"):
-                return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
 
 def git_commit() -> str | None:
     """HEAD of this repository, with '+dirty' for local changes (None outside git)."""
