@@ -168,13 +168,17 @@ class Engine {
     int root_index = 0;
     size_t chunk_bytes = 0;
     bool copies_locally = false;  // bulk data, a member shares this node
-    std::vector<MPI_Request> requests;
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::vector<MPI_Request> requests;  // one per chunk
+    uint32_t posted = 0;                // chunks handed to MPI_Ibcast
+    uint32_t completed = 0;             // chunks 0..completed-1 are done
   };
   struct MpiQueue {
     std::vector<int32_t> members;
     int tag = 0;
     MPI_Comm comm = MPI_COMM_NULL;
     std::deque<std::unique_ptr<MpiBroadcast>> waiting;
+    MpiBroadcast* posting = nullptr;  // started, not all chunks posted yet
   };
 
   // Commands.
@@ -193,6 +197,8 @@ class Engine {
   void broadcast_chunk_done(ChunkEvent* event);
   void post_mpi_broadcasts();
   bool poll_mpi_broadcasts();
+  // Posts the next chunks of `broadcast`, within the chunk window.
+  void post_mpi_chunks(MpiBroadcast& broadcast);
   size_t mpi_queues_waiting() const;
   // Versions.
   Version* find(uint64_t id);

@@ -275,30 +275,44 @@ void Engine::post_mpi_broadcasts() {
       if (queue.waiting.empty() || !has_broadcast_comm(queue.members)) continue;
       queue.comm = broadcast_comm(queue.members, queue.tag);
     }
-    // Collectives match in posting order: the head of the queue goes first,
-    // and a root can post only once its data exists.
+    // Collectives match in posting order: a broadcast starts only once every
+    // chunk of the one before it on this communicator was posted, and a root
+    // only once its data exists.
     while (!queue.waiting.empty()) {
+      if (queue.posting && queue.posting->posted < queue.posting->requests.size()) break;
       MpiBroadcast& broadcast = *queue.waiting.front();
       Version* version = broadcast.version;
       if (broadcast.root && !version->ready) {
         version->mpi_waiting = true;
         break;
       }
-      const uint32_t chunks = coll::chunk_count(version->bytes, broadcast.chunk_bytes);
-      broadcast.requests.resize(chunks);
-      for (uint32_t i = 0; i < chunks; ++i) {
-        const size_t offset = static_cast<size_t>(i) * broadcast.chunk_bytes;
-        const size_t size =
-            std::min(broadcast.chunk_bytes, version->bytes - std::min(version->bytes, offset));
-        const int code = MPI_Ibcast(version->data + offset, static_cast<int>(size), MPI_BYTE,
-                                    broadcast.root_index, queue.comm, &broadcast.requests[i]);
-        if (code != MPI_SUCCESS)
-          fail_job(rank(), "MPI_Ibcast of version " + std::to_string(version->id) +
-                               " failed (MPI error " + std::to_string(code) + ")");
-      }
+      broadcast.comm = queue.comm;
+      broadcast.requests.assign(coll::chunk_count(version->bytes, broadcast.chunk_bytes),
+                                MPI_REQUEST_NULL);
+      post_mpi_chunks(broadcast);
+      queue.posting = &broadcast;
       mpi_active_.push_back(std::move(queue.waiting.front()));
       queue.waiting.pop_front();
     }
+  }
+}
+
+void Engine::post_mpi_chunks(MpiBroadcast& broadcast) {
+  // Windowed like the routes' chunks: thousands of outstanding MPI_Ibcast
+  // (a 1 MiB version in 100-byte chunks) slow MPICH down more than linearly.
+  const Version* version = broadcast.version;
+  const auto chunks = static_cast<uint32_t>(broadcast.requests.size());
+  const uint32_t window = chunk_window(broadcast.chunk_bytes);
+  while (broadcast.posted < chunks && broadcast.posted < broadcast.completed + window) {
+    const uint32_t i = broadcast.posted++;
+    const size_t offset = static_cast<size_t>(i) * broadcast.chunk_bytes;
+    const size_t size =
+        std::min(broadcast.chunk_bytes, version->bytes - std::min(version->bytes, offset));
+    const int code = MPI_Ibcast(version->data + offset, static_cast<int>(size), MPI_BYTE,
+                                broadcast.root_index, broadcast.comm, &broadcast.requests[i]);
+    if (code != MPI_SUCCESS)
+      fail_job(rank(), "MPI_Ibcast of version " + std::to_string(version->id) +
+                           " failed (MPI error " + std::to_string(code) + ")");
   }
 }
 
@@ -313,16 +327,23 @@ bool Engine::poll_mpi_broadcasts() {
   bool any = false;
   for (size_t i = 0; i < mpi_active_.size();) {
     MpiBroadcast& broadcast = *mpi_active_[i];
-    int done = 0;
-    const int code = MPI_Testall(static_cast<int>(broadcast.requests.size()),
-                                 broadcast.requests.data(), &done, MPI_STATUSES_IGNORE);
-    if (code != MPI_SUCCESS)
-      fail_job(rank(), "MPI broadcast of version " + std::to_string(broadcast.version->id) +
-                           " failed (MPI error " + std::to_string(code) + ")");
-    if (!done) {
+    // Chunks complete in posting order on every member; the window follows.
+    while (broadcast.completed < broadcast.posted) {
+      int done = 0;
+      const int code = MPI_Test(&broadcast.requests[broadcast.completed], &done, MPI_STATUS_IGNORE);
+      if (code != MPI_SUCCESS)
+        fail_job(rank(), "MPI broadcast of version " + std::to_string(broadcast.version->id) +
+                             " failed (MPI error " + std::to_string(code) + ")");
+      if (!done) break;
+      broadcast.completed += 1;
+    }
+    post_mpi_chunks(broadcast);
+    if (broadcast.completed < broadcast.requests.size()) {
       ++i;
       continue;
     }
+    for (MpiQueue& queue : mpi_queues_)
+      if (queue.posting == &broadcast) queue.posting = nullptr;
     Version* version = broadcast.version;
     if (!broadcast.root) {
       stats_.data_messages_received += 1;

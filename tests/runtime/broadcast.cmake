@@ -136,3 +136,10 @@ taskgrid_broadcast_test(cluster 4 auto SUFFIX default_min_bytes SEED 3 DEFAULT_M
 taskgrid_broadcast_test(cluster 7 mpi SUFFIX member_set_cap SEED 4 ROUNDS 120)
 taskgrid_broadcast_test(spmd 7 mpi SUFFIX member_set_cap SEED 4 ROUNDS 120
                         ENV TASKGRID_CHECK_INTERVAL=0)
+
+# 100-byte messages: a 1 MiB version is ~10,500 chunks. MPI broadcasts post
+# them through the same window as routes (thousands of outstanding
+# MPI_Ibcast slowed MPICH to 18-43 s per run, sometimes a minute of no
+# progress; windowed: about 1 s).
+taskgrid_broadcast_test(cluster 4 mpi SUFFIX chunk_bytes100 SEED 5 ENV TASKGRID_CHUNK_BYTES=100)
+taskgrid_broadcast_test(spmd 4 mpi SUFFIX chunk_bytes100 SEED 5 ENV TASKGRID_CHUNK_BYTES=100)
