@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import csv
 import json
+import math
 import os
 import platform
 import re
@@ -39,6 +40,7 @@ MPIEXEC = "mpiexec.mpich"
 SHARED_MEMORY_BYTES_PER_S = 1e9
 TIMEOUT_FACTOR, TIMEOUT_SLACK_S = 3.0, 60.0
 GOAL_MIN_BYTES = 256 << 20
+GOAL_HOSTS = 8  # the issue states its goals for 8 hosts (at 4, p2p/tree cannot exceed 1.5)
 # (slower, faster): the table's ratio columns.
 RATIOS = (("p2p", "tree"), ("none", "tree"), ("p2p", "pipeline"), ("mpi", "pipeline"))
 # (faster, slower, factor): "faster is at least factor times faster than slower".
@@ -446,6 +448,12 @@ def format_ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def ceiling_tree(hosts: int) -> float:
+    """Best p2p/tree ratio on a link per host: H - 1 link transfers from the root against
+    ceil(log2 H) rounds of a binomial tree."""
+    return (hosts - 1) / math.ceil(math.log2(hosts))
+
+
 def goal_table(runs: list[Run]) -> list[str]:
     """PASS/FAIL of every goal for each size >= GOAL_MIN_BYTES."""
     best = best_times(runs)
@@ -476,11 +484,16 @@ def render_table(document: dict, runs: list[Run]) -> str:
         lines += [f"## {group_title(key)}", "", *group_table(group, strategies), ""]
         if bad:
             lines += [f"{bad} of {len(group)} runs failed or timed out (see runs.csv).", ""]
-        if group[0].network == NETLAB:
-            lines += [f"Goals at >= {format_size(GOAL_MIN_BYTES)}:", "", *goal_table(group), ""]
-        else:  # the issue's goals assume a link per host
+        hosts = group[0].hosts
+        if group[0].network != NETLAB:  # the issue's goals assume a link per host
             lines += ["No goals here: in shared memory every copy crosses the same memory, "
                       "not a link of its own.", ""]
+        elif hosts < GOAL_HOSTS:
+            lines += [f"No goals here (they are set for {GOAL_HOSTS} hosts). Ceilings at "
+                      f"{hosts} hosts: p2p/tree {ceiling_tree(hosts):.2f}, "
+                      f"p2p/pipeline {hosts - 1}.", ""]
+        else:
+            lines += [f"Goals at >= {format_size(GOAL_MIN_BYTES)}:", "", *goal_table(group), ""]
     return "\n".join(lines)
 
 
