@@ -156,10 +156,12 @@ struct TaskOptions {
 // that diverges stops the job with a message naming the first difference).
 void start(int* argc, char*** argv);
 // Waits for all tasks, stops every rank's engine, finalises MPI if start()
-// initialised it. Returns `exit_status`. MPI_Finalize is bounded: if it has
-// not returned after TASKGRID_FINALIZE_TIMEOUT seconds (default 30; 0: no
-// limit) the rank says so on stderr and exits with `exit_status` (Debian's
-// MPICH over TCP can hang there after the job's work is done).
+// initialised it. Returns the job's status: the largest `exit_status` given
+// on any rank (serving ranks give 0), the same on every rank. MPI_Finalize is
+// bounded: if it has not returned after TASKGRID_FINALIZE_TIMEOUT seconds
+// (default 30; 0: no limit) the rank says so on stderr and exits with that
+// status (Debian's MPICH over TCP can hang there after the job's work is
+// done).
 int finish(int exit_status = 0);
 
 int rank();

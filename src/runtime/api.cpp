@@ -171,10 +171,14 @@ void finalize_within(int seconds, int rank, int exit_status) {
   MPI_Finalize();
 }
 
-// Common end of every rank: statistics, trace, MPI.
-void shut_down_rank(int exit_status) {
+// Common end of every rank: statistics, trace, MPI. Returns the job's exit
+// status, the largest of the ranks' (every rank exits with it): when
+// MPI_Finalize hangs and ranks leave one by one, the launcher may report any
+// rank's status, or end the job at the first exit.
+int shut_down_rank(int exit_status) {
   Runtime& rt = *state;
   const MPI_Comm comm = rt.transport->communicator();
+  MPI_Allreduce(MPI_IN_PLACE, &exit_status, 1, MPI_INT, MPI_MAX, comm);
   if (rt.options.stats)
     print_stats(comm, rt.engine->stats(), rt.transport->rank(), rt.transport->size());
   trace::write_job_trace(comm);
@@ -187,9 +191,14 @@ void shut_down_rank(int exit_status) {
   const int rank = rt.transport->rank();
   rt.transport.reset();
   finished = true;
-  if (rt.initialized_mpi) finalize_within(rt.options.finalize_timeout_seconds, rank, exit_status);
+  // Rank 0 gives up first (the others a second later): the launcher may end
+  // the job at the first exit, and rank 0's words are the ones a user reads.
+  const int timeout = rt.options.finalize_timeout_seconds;
+  if (rt.initialized_mpi)
+    finalize_within(timeout > 0 && rank > 0 ? timeout + 1 : timeout, rank, exit_status);
   delete state;
   state = nullptr;
+  return exit_status;
 }
 
 }  // namespace
@@ -272,16 +281,14 @@ void start(int* argc, char*** argv) {
   }
   // Cluster mode: this rank serves the head until it says stop.
   state->engine->run();
-  shut_down_rank(0);
-  std::exit(0);
+  std::exit(shut_down_rank(0));
 }
 
 int finish(int exit_status) {
   Runtime& rt = running();
   if (rt.planner) rt.planner->shutdown();
   if (rt.engine_thread.joinable()) rt.engine_thread.join();
-  shut_down_rank(exit_status);
-  return exit_status;
+  return shut_down_rank(exit_status);
 }
 
 int rank() { return running().transport->rank(); }

@@ -158,12 +158,13 @@ taskgrid_error_test(spmd_divergence 4 1
   ARGS spmd_divergence 2)
 
 # (n) MPI_Finalize hangs on every rank (a preloaded library): each rank gives
-# up after TASKGRID_FINALIZE_TIMEOUT seconds and exits with the status the
-# program passed to finish(5) (rank 0) or 0 (the serving ranks).
+# up after TASKGRID_FINALIZE_TIMEOUT seconds and exits with the job's status,
+# the one the program passed to finish(5) on rank 0, on every rank (a serving
+# rank exiting 0 first could make the launcher report 0). Hydra's own report
+# is a race when ranks leave without finalizing: it may kill the other rank
+# before it prints, or answer 1, so only a failure is required of it.
 taskgrid_error_test(finalize_hangs 2 1
   REGEX "rank 0: MPI_Finalize did not return within 2 s .TASKGRID_FINALIZE_TIMEOUT.. exiting with status 5"
-        "rank 1: MPI_Finalize did not return within 2 s"
-  STATUS 5
   ENV TASKGRID_FINALIZE_TIMEOUT=2 LD_PRELOAD=$<TARGET_FILE:taskgrid-finalize-hang-shim>
   ARGS finalize_hangs)
 taskgrid_error_test(bad_finalize_timeout 1 1
