@@ -57,7 +57,7 @@ uint32_t MpiTransport::new_operation(Operation::Kind kind, uint64_t cookie, size
   operation.cookie = cookie;
   operation.chunks_left = 0;
   operation.key = 0;
-  operation.bulk = bytes >= kBulkBytes && peer >= 0 && same_node(peer);
+  operation.bulk = peer >= 0 && copied_locally(peer, bytes);
   if (operation.bulk) bulk_operations_ += 1;
   return index;
 }

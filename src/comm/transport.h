@@ -50,6 +50,10 @@ class Transport {
   virtual bool copying_bulk_data() const = 0;
   // Whether `rank` shares this rank's node (shared memory).
   virtual bool same_node(int rank) const = 0;
+  // Whether `bytes` to or from `peer` are bulk data copied within the node.
+  bool copied_locally(int peer, size_t bytes) const {
+    return bytes >= kBulkBytes && peer != rank() && same_node(peer);
+  }
 
   // Ends the whole job at once (after a fatal error on this rank).
   [[noreturn]] virtual void abort_job(int status) = 0;

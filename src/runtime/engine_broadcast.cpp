@@ -251,10 +251,9 @@ void Engine::apply_mpi_broadcast(const char* payload, size_t bytes) {
   if (root_at == members.end() || self_at == members.end())
     fail_job(rank(), "protocol error: an MPI broadcast whose members lack its root or this rank");
   broadcast->root_index = static_cast<int>(root_at - members.begin());
-  broadcast->copies_locally = command.bytes >= comm::kBulkBytes &&
-                              std::any_of(members.begin(), members.end(), [&](int32_t member) {
-                                return member != rank() && transport_.same_node(member);
-                              });
+  broadcast->copies_locally = std::any_of(members.begin(), members.end(), [&](int32_t member) {
+    return transport_.copied_locally(member, command.bytes);
+  });
   stats_.mpi_broadcasts += 1;
   auto queue = std::find_if(mpi_queues_.begin(), mpi_queues_.end(),
                             [&](const MpiQueue& q) { return q.members == members; });

@@ -54,6 +54,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "program_args.h"
 #include "progress_watchdog.h"
 
 namespace {
@@ -523,13 +524,10 @@ struct Options {
 }
 
 uint64_t parse_number(const char* text, const std::string& flag, uint64_t min, uint64_t max) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long value = std::strtoull(text, &end, 0);
-  if (!*text || *end || errno || text[0] == '-' || value < min || value > max)
-    usage(flag + " needs a whole number from " + std::to_string(min) + " to " +
-          std::to_string(max) + ", got \"" + text + "\"");
-  return value;
+  std::string problem;
+  const auto value = taskgrid::testing::parse_whole_number(text, flag, min, max, problem);
+  if (!value) usage(problem);
+  return *value;
 }
 
 Options parse(int argc, char** argv) {

@@ -43,6 +43,7 @@
 #include <thread>
 #include <vector>
 
+#include "program_args.h"
 #include "progress_watchdog.h"
 
 namespace {
@@ -480,14 +481,10 @@ struct Options {
 }
 
 uint64_t parse_number(const char* text, const char* flag, uint64_t min, uint64_t max) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long value = std::strtoull(text, &end, 0);
-  if (!*text || *end || errno || text[0] == '-' || value < min || value > max)
-    usage((std::string(flag) + " needs a whole number from " + std::to_string(min) + " to " +
-           std::to_string(max) + ", got \"" + text + "\"")
-              .c_str());
-  return value;
+  std::string problem;
+  const auto value = taskgrid::testing::parse_whole_number(text, flag, min, max, problem);
+  if (!value) usage(problem.c_str());
+  return *value;
 }
 
 Options parse(int argc, char** argv) {
