@@ -10,8 +10,6 @@
 // registration order and the id still comes from the name
 // (taskgrid::register_function), so ranks that register the same names agree
 // on the ids whatever the slot numbers.
-#include "taskgrid/taskgrid.h"
-
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -24,7 +22,9 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/c_status.h"
 #include "runtime/function_registry.h"
+#include "taskgrid/taskgrid.h"
 #include "taskgrid/taskgrid.hpp"
 
 // What a C task function sees: the C++ context plus the failure reported by
@@ -45,50 +45,10 @@ static_assert(TG_OUT == static_cast<int>(AccessMode::out));
 static_assert(TG_INOUT == static_cast<int>(AccessMode::inout));
 static_assert(sizeof(tg_data{}.id) == sizeof(taskgrid::DataHandle{}.id));
 
-// ------------------------------------------------------------- errors ----
-
-thread_local std::string last_error_text;
-thread_local const char* last_error = "";
-
-void set_last_error(const char* message) noexcept {
-  try {
-    last_error_text = message ? message : "taskgrid: unknown error";
-    last_error = last_error_text.c_str();
-  } catch (...) {
-    last_error = "taskgrid: out of memory while recording an error";
-  }
-}
-
-// A failure detected here, with its status code.
-struct CError {
-  int code;
-  std::string message;
-};
-
-[[noreturn]] void fail(int code, const char* function, const char* what) {
-  throw CError{code, std::string(function) + ": " + what};
-}
-
-// Runs `body`; any exception becomes a status code and tg_last_error().
-template <typename Body>
-int guarded(Body&& body) noexcept {
-  try {
-    body();
-    return TG_SUCCESS;
-  } catch (const CError& error) {
-    set_last_error(error.message.c_str());
-    return error.code;
-  } catch (const std::bad_alloc&) {
-    set_last_error("taskgrid: out of memory");
-    return TG_ERROR;
-  } catch (const std::exception& error) {
-    set_last_error(error.what());
-    return TG_ERROR;
-  } catch (...) {
-    set_last_error("taskgrid: unknown exception");
-    return TG_ERROR;
-  }
-}
+using taskgrid::c_status::CError;
+using taskgrid::c_status::fail;
+using taskgrid::c_status::guarded;
+using taskgrid::c_status::set_last_error;
 
 void require_running(const char* function) {
   if (!taskgrid::is_running()) fail(TG_ERROR_STATE, function, "call tg_start() first");
@@ -124,7 +84,8 @@ Table& table() {
 
 void run_c_task(size_t slot, taskgrid::TaskContext& context) {
   const tg_task_fn function = table().slots[slot].function.load(std::memory_order_acquire);
-  if (!function) throw taskgrid::Error("taskgrid: C task function slot " + std::to_string(slot) + " is empty");
+  if (!function)
+    throw taskgrid::Error("taskgrid: C task function slot " + std::to_string(slot) + " is empty");
   tg_task_context c_context;
   c_context.context = &context;
   function(&c_context);
@@ -140,7 +101,8 @@ void trampoline(taskgrid::TaskContext& context) {
 }
 
 template <size_t... I>
-constexpr std::array<taskgrid::TaskFunction, sizeof...(I)> make_trampolines(std::index_sequence<I...>) {
+constexpr std::array<taskgrid::TaskFunction, sizeof...(I)> make_trampolines(
+    std::index_sequence<I...>) {
   return {&trampoline<I>...};
 }
 
@@ -175,7 +137,7 @@ void index_error(tg_task_context* ctx, const char* function, size_t index) noexc
 
 extern "C" {
 
-const char* tg_last_error(void) { return last_error; }
+const char* tg_last_error(void) { return taskgrid::c_status::last_error(); }
 
 tg_task_options tg_default_task_options(void) {
   tg_task_options options;
@@ -415,3 +377,23 @@ void tg_task_fail(tg_task_context* ctx, const char* message) {
 }
 
 }  // extern "C"
+
+namespace taskgrid::c_status {
+
+namespace {
+thread_local std::string last_error_text;
+thread_local const char* last_error_message = "";
+}  // namespace
+
+void set_last_error(const char* message) noexcept {
+  try {
+    last_error_text = message ? message : "taskgrid: unknown error";
+    last_error_message = last_error_text.c_str();
+  } catch (...) {
+    last_error_message = "taskgrid: out of memory while recording an error";
+  }
+}
+
+const char* last_error() noexcept { return last_error_message; }
+
+}  // namespace taskgrid::c_status

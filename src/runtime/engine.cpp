@@ -7,6 +7,7 @@
 #include <exception>
 #include <thread>
 
+#include "exec/task_epilogue.h"
 #include "runtime/transfer_cookie.h"
 #include "trace/trace.h"
 
@@ -354,6 +355,7 @@ void Engine::execute(Task* task) {
                       task->args.size(), rank(), task->id, &binding);
   try {
     task->function->function(context);
+    exec::run_task_epilogue();
   } catch (const std::exception& error) {
     fail_job(rank(), std::string("task '") + task->name + "' (id " + std::to_string(task->id) +
                          ") failed: " + error.what());

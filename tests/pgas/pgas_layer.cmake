@@ -1,0 +1,132 @@
+# Tests of the PGAS layer itself (labels pgas, mpi): taskgrid-pgas-check runs
+# one scenario per test under mpiexec; misuse scenarios must end the job with
+# the message given here (expect_failure.py), never hang.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+
+add_executable(taskgrid-pgas-check ${CMAKE_CURRENT_LIST_DIR}/pgas_check.cpp)
+target_include_directories(taskgrid-pgas-check PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(taskgrid-pgas-check PRIVATE taskgrid)
+
+# The arena's unit tests (no MPI).
+add_executable(taskgrid_pgas_unit_tests ${CMAKE_CURRENT_LIST_DIR}/test_offset_arena.cpp)
+target_include_directories(taskgrid_pgas_unit_tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(taskgrid_pgas_unit_tests PRIVATE taskgrid GTest::gtest_main)
+gtest_discover_tests(taskgrid_pgas_unit_tests DISCOVERY_TIMEOUT 60
+                     PROPERTIES LABELS "pgas;pgas_unit" TIMEOUT 60)
+
+set(_pgas_launch ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG})
+
+# taskgrid_pgas_test(<scenario> <ranks> [SUFFIX s] [ENV var=value...]): passes when the
+# program says the scenario ran to its end, fails on any error line.
+function(taskgrid_pgas_test scenario ranks)
+  cmake_parse_arguments(ARG "" "SUFFIX" "ENV" ${ARGN})
+  set(name pgas.${scenario}.np${ranks}${ARG_SUFFIX})
+  add_test(NAME ${name}
+           COMMAND ${_pgas_launch} ${ranks} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:taskgrid-pgas-check> ${MPIEXEC_POSTFLAGS} ${scenario})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "TASKGRID_PGAS_TIMEOUT=60;${ARG_ENV}"
+    PASS_REGULAR_EXPRESSION "pgas_check ${scenario}: ok on ${ranks} ranks"
+    FAIL_REGULAR_EXPRESSION "error: taskgrid|pgas_check: rank"
+    LABELS "pgas;mpi" PROCESSORS 2 TIMEOUT 180)
+endfunction()
+
+# Every scenario on both paths: ranks on one node copy through the shared
+# mapping (the default), or go through MPI RMA (TASKGRID_PGAS_SHM=0, the path
+# between nodes).
+foreach(ranks IN ITEMS 1 2 3 4)
+  foreach(scenario IN ITEMS symmetric asymmetric allocator strided atomics locks groups collectives)
+    taskgrid_pgas_test(${scenario} ${ranks})
+    taskgrid_pgas_test(${scenario} ${ranks} SUFFIX .rma ENV "TASKGRID_PGAS_SHM=0")
+  endforeach()
+endforeach()
+
+# PGAS inside tasks (spmd), one and two task threads per rank.
+foreach(ranks IN ITEMS 2 3 4)
+  foreach(threads IN ITEMS 1 2)
+    foreach(shm IN ITEMS 1 0)
+      set(name pgas.tasks.np${ranks}.t${threads}.shm${shm})
+      add_test(NAME ${name}
+               COMMAND ${_pgas_launch} ${ranks} ${MPIEXEC_PREFLAGS}
+                       $<TARGET_FILE:taskgrid-pgas-check> ${MPIEXEC_POSTFLAGS} tasks)
+      set_tests_properties(${name} PROPERTIES
+        ENVIRONMENT "TASKGRID_MODE=spmd;TASKGRID_THREADS=${threads};TASKGRID_PGAS_TIMEOUT=60;TASKGRID_PGAS_SHM=${shm}"
+        FAIL_REGULAR_EXPRESSION "error: taskgrid|pgas_check: rank"
+        LABELS "pgas;mpi" PROCESSORS 2 TIMEOUT 180)
+    endforeach()
+  endforeach()
+endforeach()
+
+# Over 2 GiB in one put and one get: about 7 GB of memory, so alone.
+taskgrid_pgas_test(large 2 ENV "TASKGRID_PGAS_SEGMENT=2100M")
+taskgrid_pgas_test(large 2 SUFFIX .rma ENV "TASKGRID_PGAS_SEGMENT=2100M;TASKGRID_PGAS_SHM=0")
+set_tests_properties(pgas.large.np2 pgas.large.np2.rma PROPERTIES RUN_SERIAL TRUE)
+
+# taskgrid_pgas_misuse(<scenario> <ranks> <regex> [ENV var=value...])
+function(taskgrid_pgas_misuse scenario ranks regex)
+  cmake_parse_arguments(ARG "" "" "ENV" ${ARGN})
+  set(name pgas.${scenario}.np${ranks})
+  add_test(NAME ${name}
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/runtime/expect_failure.py
+                   --timeout 40 --regex "${regex}" --
+                   ${_pgas_launch} ${ranks} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:taskgrid-pgas-check> ${MPIEXEC_POSTFLAGS} ${scenario})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "${ARG_ENV}" LABELS "pgas;mpi" PROCESSORS 2 TIMEOUT 60)
+endfunction()
+
+# The lock test's check is not vacuous: without the lock the same
+# read-modify-write overlaps (65-278 overlapping entries of 200-400 seen).
+foreach(ranks IN ITEMS 2 4)
+  taskgrid_pgas_misuse(locks-off ${ranks} "check failed at line [0-9]+: all_overlaps == 0")
+endforeach()
+
+foreach(ranks IN ITEMS 2 3 4)
+  math(EXPR last "${ranks} - 1")
+  taskgrid_pgas_misuse(misuse-out-of-bounds ${ranks}
+    "error: taskgrid: rank [0-9]+: pgas::put: bytes \\[96, 104\\) are outside allocation #0 on rank [0-9]+ \\(100 bytes\\)")
+  taskgrid_pgas_misuse(misuse-unknown ${ranks}
+    "error: taskgrid: rank [0-9]+: pgas::get: unknown allocation #7")
+  taskgrid_pgas_misuse(misuse-double-free ${ranks}
+    "error: taskgrid: rank [0-9]+: pgas::free: allocation #0 was freed")
+  taskgrid_pgas_misuse(misuse-use-after-free ${ranks}
+    "error: taskgrid: rank [0-9]+: pgas::put: allocation #0 was freed")
+  taskgrid_pgas_misuse(misuse-mismatch ${ranks}
+    "error: taskgrid: rank 0: the members of world disagree on a collective call: rank 0 called pgas::barrier \\(call #[0-9]+.*\\) but rank ${last} called pgas::free")
+  taskgrid_pgas_misuse(misuse-arguments ${ranks}
+    "error: taskgrid: rank 0: the members of world disagree on a collective call: rank 0 called pgas::broadcast \\(call #[0-9]+, arguments 16 .*\\) but rank 1 called pgas::broadcast \\(call #[0-9]+, arguments 8 ")
+  taskgrid_pgas_misuse(misuse-absent ${ranks}
+    "error: taskgrid: rank 0: pgas::barrier \\(world, call #[0-9]+\\): rank ${last} did not join within 3 s"
+    ENV "TASKGRID_PGAS_TIMEOUT=3")
+endforeach()
+
+# The C API from C (the link needs the C++ runtime: LINKER_LANGUAGE CXX).
+add_executable(taskgrid-pgas-c-check ${CMAKE_CURRENT_LIST_DIR}/c_api_check.c)
+target_link_libraries(taskgrid-pgas-c-check PRIVATE taskgrid)
+set_target_properties(taskgrid-pgas-c-check PROPERTIES
+  C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+foreach(ranks IN ITEMS 1 2 3 4)
+  add_test(NAME pgas.c_api.np${ranks}
+           COMMAND ${_pgas_launch} ${ranks} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:taskgrid-pgas-c-check> ${MPIEXEC_POSTFLAGS})
+  set_tests_properties(pgas.c_api.np${ranks} PROPERTIES
+    PASS_REGULAR_EXPRESSION "pgas c api: ok on ${ranks} ranks"
+    FAIL_REGULAR_EXPRESSION "error: taskgrid"
+    LABELS "pgas;mpi" PROCESSORS 2 TIMEOUT 60)
+endforeach()
+
+# The README's example: each rank receives 1000 values of (left + 1), so the
+# total is 1000 * ranks * (ranks + 1) / 2.
+foreach(ranks IN ITEMS 1 4)
+  math(EXPR total "1000 * ${ranks} * (${ranks} + 1) / 2")
+  add_test(NAME pgas.example.ring.np${ranks}
+           COMMAND ${_pgas_launch} ${ranks} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:pgas_ring>
+                   ${MPIEXEC_POSTFLAGS})
+  set_tests_properties(pgas.example.ring.np${ranks} PROPERTIES
+    PASS_REGULAR_EXPRESSION "pgas_ring: ${ranks} ranks, total ${total}\n"
+    LABELS "pgas;mpi" PROCESSORS 2 TIMEOUT 60)
+endforeach()
+add_test(NAME pgas.example.readme_matches
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/readme_example_matches.py
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(pgas.example.readme_matches PROPERTIES LABELS "pgas" TIMEOUT 30)
