@@ -75,9 +75,12 @@ constexpr Section kAllSections[] = {Section::latency, Section::bandwidth, Sectio
 
 const char* section_name(Section section) {
   switch (section) {
-    case Section::latency: return "latency";
-    case Section::bandwidth: return "bandwidth";
-    case Section::collectives: return "collectives";
+    case Section::latency:
+      return "latency";
+    case Section::bandwidth:
+      return "bandwidth";
+    case Section::collectives:
+      return "collectives";
   }
   return "?";
 }
@@ -115,10 +118,14 @@ size_t parse_bytes(const std::string& text) {
   if (end == text.c_str() || errno == ERANGE || text[0] == '-') return 0;
   const std::string unit = end;
   int shift = 0;
-  if (unit == "K" || unit == "k") shift = 10;
-  else if (unit == "M" || unit == "m") shift = 20;
-  else if (unit == "G" || unit == "g") shift = 30;
-  else if (!unit.empty()) return 0;
+  if (unit == "K" || unit == "k")
+    shift = 10;
+  else if (unit == "M" || unit == "m")
+    shift = 20;
+  else if (unit == "G" || unit == "g")
+    shift = 30;
+  else if (!unit.empty())
+    return 0;
   if (number > (GiB >> shift)) return 0;  // also keeps every MPI count within int
   return static_cast<size_t>(number) << shift;
 }
@@ -201,8 +208,7 @@ bool parse_options(int argc, char** argv, Options& options, std::string& error) 
 std::vector<size_t> sizes_of(const SizeRange& range, size_t max_bytes) {
   if (range.first > max_bytes) return {max_bytes};
   std::vector<size_t> sizes;
-  for (size_t bytes = range.first; bytes <= std::min(range.last, max_bytes);
-       bytes *= range.factor)
+  for (size_t bytes = range.first; bytes <= std::min(range.last, max_bytes); bytes *= range.factor)
     sizes.push_back(bytes);
   return sizes;
 }
@@ -210,9 +216,7 @@ std::vector<size_t> sizes_of(const SizeRange& range, size_t max_bytes) {
 // The bytes each side of the one-sided comparison owns (the pgas allocation,
 // the raw window, the local buffer): room for a window of messages at the
 // small bandwidth sizes even when --max-bytes is small.
-size_t transfer_area_bytes(const Options& options) {
-  return std::max(options.max_bytes, 1 * MiB);
-}
+size_t transfer_area_bytes(const Options& options) { return std::max(options.max_bytes, 1 * MiB); }
 
 // Messages in flight per completion in the bandwidth section at `bytes`.
 int window_at(const Options& options, size_t bytes) {
@@ -222,8 +226,8 @@ int window_at(const Options& options, size_t bytes) {
 
 int collective_reps_at(const Options& options, size_t bytes) {
   if (options.reps > 0) return options.reps;
-  return static_cast<int>(std::clamp<size_t>(kCollectiveBatchBytes / bytes, kCollectiveMinReps,
-                                             kCollectiveMaxReps));
+  return static_cast<int>(
+      std::clamp<size_t>(kCollectiveBatchBytes / bytes, kCollectiveMinReps, kCollectiveMaxReps));
 }
 
 int bandwidth_iterations_at(const Options& options, size_t bytes, int window) {
@@ -239,8 +243,7 @@ int as_count(size_t bytes) { return static_cast<int>(bytes); }  // bytes <= 1 Gi
 MPI_Win open_raw_window(size_t bytes) {
   MPI_Win window = MPI_WIN_NULL;
   void* base = nullptr;
-  MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base,
-                   &window);
+  MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &window);
   std::memset(base, 0, bytes);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
   return window;
@@ -320,15 +323,18 @@ std::vector<Result> compare(Section section, size_t bytes, std::vector<Contender
     timed_batch(contender, std::max(1, contender.iterations / kWarmupDivisor));
   std::vector<Result> results;
   for (const Contender& contender : contenders)
-    results.push_back({section_name(section), contender.op, contender.system, bytes,
-                       contender.iterations * contender.operations_per_iteration, {}});
+    results.push_back({section_name(section),
+                       contender.op,
+                       contender.system,
+                       bytes,
+                       contender.iterations * contender.operations_per_iteration,
+                       {}});
   for (int round = 0; round < rounds; ++round) {
     for (size_t k = 0; k < contenders.size(); ++k) {
       const size_t index = round % 2 == 0 ? k : contenders.size() - 1 - k;
       Contender& contender = contenders[index];
       const double seconds = timed_batch(contender, contender.iterations);
-      results[index].seconds_per_operation.push_back(
-          seconds / results[index].operations_per_round);
+      results[index].seconds_per_operation.push_back(seconds / results[index].operations_per_round);
     }
   }
   return results;
@@ -368,19 +374,18 @@ std::vector<Contender> latency_contenders(Buffers& buffers, size_t bytes, int it
                             MPI_Win_flush(kTarget, window);
                           }
                         }});
-  contenders.push_back({"p2p", "mpi_p2p", iterations, 2, [=](int n) {
-                          for (int i = 0; i < n && (driver || target); ++i) {
-                            if (driver) {
-                              MPI_Send(local, count, MPI_BYTE, kTarget, kPingTag, MPI_COMM_WORLD);
-                              MPI_Recv(local, count, MPI_BYTE, kTarget, kPingTag, MPI_COMM_WORLD,
-                                       MPI_STATUS_IGNORE);
-                            } else {
-                              MPI_Recv(local, count, MPI_BYTE, kDriver, kPingTag, MPI_COMM_WORLD,
-                                       MPI_STATUS_IGNORE);
-                              MPI_Send(local, count, MPI_BYTE, kDriver, kPingTag, MPI_COMM_WORLD);
-                            }
-                          }
-                        }});
+  contenders.push_back(
+      {"p2p", "mpi_p2p", iterations, 2, [=](int n) {
+         for (int i = 0; i < n && (driver || target); ++i) {
+           if (driver) {
+             MPI_Send(local, count, MPI_BYTE, kTarget, kPingTag, MPI_COMM_WORLD);
+             MPI_Recv(local, count, MPI_BYTE, kTarget, kPingTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+           } else {
+             MPI_Recv(local, count, MPI_BYTE, kDriver, kPingTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+             MPI_Send(local, count, MPI_BYTE, kDriver, kPingTag, MPI_COMM_WORLD);
+           }
+         }
+       }});
   return contenders;
 }
 
@@ -397,16 +402,16 @@ std::vector<Contender> bandwidth_contenders(Buffers& buffers, size_t bytes, int 
   const MPI_Win raw = buffers.raw;
   const auto offset = [bytes](int message) { return static_cast<size_t>(message) * bytes; };
   std::vector<Contender> contenders;
-  contenders.push_back({"put", "taskgrid", iterations, window, [=](int n) {
-                          if (!driver) return;
-                          for (int i = 0; i < n; ++i) {
-                            // fence() completes them all: the handles are not needed.
-                            for (int m = 0; m < window; ++m)
-                              static_cast<void>(pgas::put_nb(kTarget, global, offset(m),
-                                                             local + offset(m), bytes));
-                            pgas::fence();
-                          }
-                        }});
+  contenders.push_back(
+      {"put", "taskgrid", iterations, window, [=](int n) {
+         if (!driver) return;
+         for (int i = 0; i < n; ++i) {
+           // fence() completes them all: the handles are not needed.
+           for (int m = 0; m < window; ++m)
+             static_cast<void>(pgas::put_nb(kTarget, global, offset(m), local + offset(m), bytes));
+           pgas::fence();
+         }
+       }});
   contenders.push_back({"put", "mpi_rma", iterations, window, [=](int n) {
                           if (!driver) return;
                           for (int i = 0; i < n; ++i) {
@@ -416,15 +421,15 @@ std::vector<Contender> bandwidth_contenders(Buffers& buffers, size_t bytes, int 
                             MPI_Win_flush(kTarget, raw);
                           }
                         }});
-  contenders.push_back({"get", "taskgrid", iterations, window, [=](int n) {
-                          if (!driver) return;
-                          for (int i = 0; i < n; ++i) {
-                            for (int m = 0; m < window; ++m)
-                              static_cast<void>(pgas::get_nb(local + offset(m), kTarget, global,
-                                                             offset(m), bytes));
-                            pgas::fence();
-                          }
-                        }});
+  contenders.push_back(
+      {"get", "taskgrid", iterations, window, [=](int n) {
+         if (!driver) return;
+         for (int i = 0; i < n; ++i) {
+           for (int m = 0; m < window; ++m)
+             static_cast<void>(pgas::get_nb(local + offset(m), kTarget, global, offset(m), bytes));
+           pgas::fence();
+         }
+       }});
   contenders.push_back({"get", "mpi_rma", iterations, window, [=](int n) {
                           if (!driver) return;
                           for (int i = 0; i < n; ++i) {
@@ -441,11 +446,11 @@ std::vector<Contender> bandwidth_contenders(Buffers& buffers, size_t bytes, int 
                             for (int m = 0; m < window; ++m) {
                               MPI_Request* request = &requests[static_cast<size_t>(m)];
                               if (driver)
-                                MPI_Isend(local + offset(m), count, MPI_BYTE, kTarget,
-                                          kStreamTag, MPI_COMM_WORLD, request);
+                                MPI_Isend(local + offset(m), count, MPI_BYTE, kTarget, kStreamTag,
+                                          MPI_COMM_WORLD, request);
                               else
-                                MPI_Irecv(local + offset(m), count, MPI_BYTE, kDriver,
-                                          kStreamTag, MPI_COMM_WORLD, request);
+                                MPI_Irecv(local + offset(m), count, MPI_BYTE, kDriver, kStreamTag,
+                                          MPI_COMM_WORLD, request);
                             }
                             MPI_Waitall(window, requests.data(), MPI_STATUSES_IGNORE);
                             // The window counts as done when the receiver has it all.
@@ -519,18 +524,21 @@ class Report {
       std::fflush(csv_);
     }
     std::printf("%-11s %-9s %10zu %-8s %12s %12s %6zu %10d %10.3f\n", result.section.c_str(),
-                result.op.c_str(), result.bytes, result.system.c_str(),
-                with_unit(middle).c_str(), with_unit(fastest).c_str(), rounds,
-                result.operations_per_round, static_cast<double>(result.bytes) / middle * 1e-9);
+                result.op.c_str(), result.bytes, result.system.c_str(), with_unit(middle).c_str(),
+                with_unit(fastest).c_str(), rounds, result.operations_per_round,
+                static_cast<double>(result.bytes) / middle * 1e-9);
     std::fflush(stdout);
   }
 
  private:
   static std::string with_unit(double seconds) {
     char text[32];
-    if (seconds < 1e-3) std::snprintf(text, sizeof text, "%.3f us", seconds * 1e6);
-    else if (seconds < 1.0) std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
-    else std::snprintf(text, sizeof text, "%.3f s", seconds);
+    if (seconds < 1e-3)
+      std::snprintf(text, sizeof text, "%.3f us", seconds * 1e6);
+    else if (seconds < 1.0)
+      std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
+    else
+      std::snprintf(text, sizeof text, "%.3f s", seconds);
     return text;
   }
 
@@ -648,7 +656,8 @@ int main(int argc, char** argv) {
     if (!all_ok) {
       const bool help = error == "help";
       if (rank == 0) {
-        if (help) std::printf("%s", usage_text());
+        if (help)
+          std::printf("%s", usage_text());
         else
           std::fprintf(stderr, "%s: %s\n%s", kProgram, error.c_str(),
                        show_usage ? usage_text() : "");

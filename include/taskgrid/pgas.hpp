@@ -19,6 +19,10 @@
 //                                 symmetric descriptor says where, fetched once per
 //                                 remote rank and cached for the allocation's lifetime.
 //
+// Ranks on one node map each other's segments: a put or get between them is a
+// copy, complete on return. Other ranks go through MPI RMA (TASKGRID_PGAS_SHM=0
+// forces that path on one node too).
+//
 // Ranks are ranks of MPI_COMM_WORLD for one-sided operations, group ranks for
 // collectives. Misuse (out of bounds, a freed or unknown allocation, a bad rank)
 // throws taskgrid::Error naming the call, the rank and the range. Calls that are
@@ -102,21 +106,19 @@ void get(void* dst, int rank, Memory src, size_t src_offset, size_t bytes);
 class Operation {
  public:
   Operation() = default;
-  bool pending() const { return kind_ != 0; }
+  bool pending() const { return target_ >= 0; }
 
  private:
   friend struct OperationAccess;
-  uint64_t request_ = 0;  // the MPI request, stored as an integer (MPI stays out of this header)
-  int target_ = -1;
-  uint8_t kind_ = 0;  // 0 none, 1 put, 2 get
-  bool chunked_ = false;
+  int target_ = -1;  // completing it flushes this rank's operations to the target
 };
 // Non-blocking: `src` (put) may be reused, `dst` (get) read, only after fence()
 // or wait(). Any size, over 2 GiB included.
 [[nodiscard]] Operation put_nb(int rank, Memory dst, size_t dst_offset, const void* src,
                                size_t bytes);
 [[nodiscard]] Operation get_nb(void* dst, int rank, Memory src, size_t src_offset, size_t bytes);
-// Completes one operation (a put: at its target). Idempotent.
+// Completes one operation (a put: at its target; and with it every other
+// operation of this process to that rank). Idempotent.
 void wait(Operation& operation);
 // Completes every operation this process has issued, at its target.
 void fence();

@@ -117,9 +117,10 @@ void fail_job(const std::string& message) {
   std::_Exit(1);
 }
 
-void back_off(uint64_t idle_rounds) {
-  if (idle_rounds < 256) return;  // spin: the answer is usually microseconds away
-  if (idle_rounds < 4096) {
+void back_off(uint64_t idle_rounds, double idle_seconds) {
+  constexpr double kYieldSeconds = 0.5;  // then a long wait: sleep between polls
+  if (idle_rounds < 256) return;         // spin: the answer is usually microseconds away
+  if (idle_seconds < kYieldSeconds) {
     sched_yield();
     return;
   }

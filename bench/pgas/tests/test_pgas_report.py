@@ -100,8 +100,8 @@ def test_ratio_directions(synthetic_csv):
 
 
 def test_goals(synthetic_csv):
-    outcomes = {(o.goal.section, o.goal.op): o
-                for o in report.evaluate_goals(report.compare(report.read_results([synthetic_csv])))}
+    comparisons = report.compare(report.read_results([synthetic_csv]))
+    outcomes = {(o.goal.section, o.goal.op): o for o in report.evaluate_goals(comparisons)}
     put = outcomes[("latency", "put")]
     assert put.met is False
     assert put.failing_bytes == (8,)
