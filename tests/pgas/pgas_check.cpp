@@ -621,6 +621,7 @@ int main(int argc, char** argv) {
       {"collectives", scenario_collectives},
       {"large", scenario_large},
       {"tasks", scenario_tasks},
+      {"tasks-pgas-first", scenario_tasks},  // pgas::init before taskgrid::start
       {"misuse-out-of-bounds", misuse_out_of_bounds},
       {"misuse-unknown", misuse_unknown},
       {"misuse-double-free", misuse_double_free},
@@ -628,6 +629,7 @@ int main(int argc, char** argv) {
       {"misuse-mismatch", misuse_mismatch},
       {"misuse-absent", misuse_absent},
       {"misuse-arguments", misuse_arguments},
+      {"misuse-cluster-mode", [] {}},  // pgas::init after start() in cluster mode is refused
   };
   auto found = scenarios.find(scenario);
   if (found == scenarios.end()) {
@@ -636,10 +638,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, ")\n");
     return 2;
   }
-  const bool with_tasks = scenario == "tasks" || scenario == "cluster-mode";
+  const bool with_tasks = scenario.rfind("tasks", 0) == 0 || scenario == "misuse-cluster-mode";
+  const bool pgas_first = scenario == "tasks-pgas-first";
   try {
-    if (with_tasks) taskgrid::start(&argc, &argv);
+    // Either order works: the second to start adopts the MPI the first initialised.
+    if (with_tasks && !pgas_first) taskgrid::start(&argc, &argv);
     pgas::init(&argc, &argv);
+    if (pgas_first) taskgrid::start(&argc, &argv);
     me = pgas::rank();
     ranks = pgas::num_ranks();
     found->second();
@@ -647,7 +652,12 @@ int main(int argc, char** argv) {
   } catch (const std::exception& error) {
     pgas::abort_job(error.what());
   }
-  if (with_tasks) return taskgrid::finish();
+  if (with_tasks) {
+    const int status = taskgrid::finish();
+    if (me == 0 && status == 0)
+      std::printf("pgas_check %s: ok on %d ranks\n", scenario.c_str(), ranks);
+    return status;
+  }
   if (me == 0) std::printf("pgas_check %s: ok on %d ranks\n", scenario.c_str(), ranks);
   return 0;
 }

@@ -57,15 +57,20 @@ foreach(ranks IN ITEMS 2 3 4)
   endforeach()
 endforeach()
 
+# The layer first, then the runtime adopting its MPI (the layer finalises it at exit).
+taskgrid_pgas_test(tasks-pgas-first 2 ENV "TASKGRID_MODE=spmd;TASKGRID_THREADS=2")
+taskgrid_pgas_test(tasks-pgas-first 3 SUFFIX .rma
+                   ENV "TASKGRID_MODE=spmd;TASKGRID_THREADS=1;TASKGRID_PGAS_SHM=0")
+
 # Over 2 GiB in one put and one get: about 7 GB of memory, so alone.
 taskgrid_pgas_test(large 2 ENV "TASKGRID_PGAS_SEGMENT=2100M")
 taskgrid_pgas_test(large 2 SUFFIX .rma ENV "TASKGRID_PGAS_SEGMENT=2100M;TASKGRID_PGAS_SHM=0")
 set_tests_properties(pgas.large.np2 pgas.large.np2.rma PROPERTIES RUN_SERIAL TRUE)
 
-# taskgrid_pgas_misuse(<scenario> <ranks> <regex> [ENV var=value...])
+# taskgrid_pgas_misuse(<scenario> <ranks> <regex> [SUFFIX s] [ENV var=value...])
 function(taskgrid_pgas_misuse scenario ranks regex)
-  cmake_parse_arguments(ARG "" "" "ENV" ${ARGN})
-  set(name pgas.${scenario}.np${ranks})
+  cmake_parse_arguments(ARG "" "SUFFIX" "ENV" ${ARGN})
+  set(name pgas.${scenario}.np${ranks}${ARG_SUFFIX})
   add_test(NAME ${name}
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/runtime/expect_failure.py
                    --timeout 40 --regex "${regex}" --
@@ -74,6 +79,21 @@ function(taskgrid_pgas_misuse scenario ranks regex)
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "${ARG_ENV}" LABELS "pgas;mpi" PROCESSORS 2 TIMEOUT 60)
 endfunction()
+
+taskgrid_pgas_misuse(misuse-cluster-mode 2
+  "error: taskgrid: rank 0: pgas::init: the runtime runs in cluster mode, where only rank 0 runs the program; the PGAS layer needs every rank: use spmd mode"
+  ENV "TASKGRID_MODE=cluster")
+
+# Bad settings are refused before MPI starts, naming the variable.
+taskgrid_pgas_misuse(symmetric 2
+  "error: taskgrid: rank [01]: pgas::init: TASKGRID_PGAS_SEGMENT='12x': expected a size in bytes with an optional unit k, M or G"
+  SUFFIX .bad_segment ENV "TASKGRID_PGAS_SEGMENT=12x")
+taskgrid_pgas_misuse(atomics 2
+  "error: taskgrid: rank [01]: pgas::init: TASKGRID_PGAS_TIMEOUT='-1': expected a positive number of seconds"
+  SUFFIX .bad_timeout ENV "TASKGRID_PGAS_TIMEOUT=-1")
+taskgrid_pgas_misuse(groups 2
+  "error: taskgrid: rank [01]: pgas::init: TASKGRID_PGAS_SHM='yes': expected 0 or 1"
+  SUFFIX .bad_shm ENV "TASKGRID_PGAS_SHM=yes")
 
 # The lock test's check is not vacuous: without the lock the same
 # read-modify-write overlaps (65-278 overlapping entries of 200-400 seen).
