@@ -22,44 +22,16 @@
 # in the machine's load hits both alike.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=SCRIPTDIR/../scaling_lib.sh
+. "$(dirname "$0")/../scaling_lib.sh"
 N=${N:-2048}
-RANKS=${RANKS:-"1 2 4"}
 REPS=${REPS:-3}
-ROUNDS=${ROUNDS:-1}
 CHECK=${CHECK:-0}
-BUILD_DIR=${BUILD_DIR:-$ROOT/build}
-MPIEXEC=${MPIEXEC:-mpiexec.mpich}
-read -r -a MPIEXEC_EXTRA <<< "${MPIEXEC_FLAGS:-}"
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 
-PGAS_PROGRAM=$BUILD_DIR/bin/taskgrid-cannon
-MPI_PROGRAM=$BUILD_DIR/bin/taskgrid-cannon-mpi
-for program in "$PGAS_PROGRAM" "$MPI_PROGRAM"; do
-  if [ ! -x "$program" ]; then
-    echo "scaling.sh: $program not found (build it, or set BUILD_DIR)" >&2
-    exit 1
-  fi
-done
+find_programs taskgrid-cannon taskgrid-cannon-mpi
 ARGS=(--n "$N" --reps "$REPS")
 [ "$CHECK" = 1 ] && ARGS+=(--check)
-
-# Runs one program at $1 ranks; prints its time_per_multiply_s.
-time_one() {
-  local ranks=$1 program=$2 output
-  if ! output=$("$MPIEXEC" -n "$ranks" "${MPIEXEC_EXTRA[@]}" "$program" "${ARGS[@]}" 2>&1); then
-    printf '%s\n' "$output" >&2
-    echo "scaling.sh: $(basename "$program") failed at $ranks ranks" >&2
-    exit 1
-  fi
-  awk '$1 == "time_per_multiply_s" { print $2 }' <<< "$output"
-}
-
-# The median of the numbers on stdin.
-median() {
-  sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 echo "n $N, $REPS reps per run, $ROUNDS round(s), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
      "OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS"
@@ -69,11 +41,8 @@ echo "|------:|----------------:|---------------:|---------:|"
 for ranks in $RANKS; do
   pgas_times=() mpi_times=()
   for ((round = 0; round < ROUNDS; ++round)); do
-    pgas_times+=("$(time_one "$ranks" "$PGAS_PROGRAM")")
-    mpi_times+=("$(time_one "$ranks" "$MPI_PROGRAM")")
+    pgas_times+=("$(run_values "$ranks" "$PGAS_PROGRAM" time_per_multiply_s "${ARGS[@]}")")
+    mpi_times+=("$(run_values "$ranks" "$MPI_PROGRAM" time_per_multiply_s "${ARGS[@]}")")
   done
-  pgas=$(printf '%s\n' "${pgas_times[@]}" | median)
-  mpi=$(printf '%s\n' "${mpi_times[@]}" | median)
-  awk -v r="$ranks" -v p="$pgas" -v m="$mpi" \
-    'BEGIN { printf "| %d | %.4g | %.4g | %.3f |\n", r, p, m, p / m }'
+  table_row "$ranks" "${pgas_times[*]}" "${mpi_times[*]}"
 done

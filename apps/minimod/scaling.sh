@@ -23,44 +23,15 @@
 # in the machine's load hits both alike; their checksums must agree.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=SCRIPTDIR/../scaling_lib.sh
+. "$(dirname "$0")/../scaling_lib.sh"
 NX=${NX:-128}
 NY=${NY:-128}
 NZ=${NZ:-128}
 STEPS=${STEPS:-100}
-RANKS=${RANKS:-"1 2 4"}
-ROUNDS=${ROUNDS:-1}
-BUILD_DIR=${BUILD_DIR:-$ROOT/build}
-MPIEXEC=${MPIEXEC:-mpiexec.mpich}
-read -r -a MPIEXEC_EXTRA <<< "${MPIEXEC_FLAGS:-}"
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 
-PGAS_PROGRAM=$BUILD_DIR/bin/taskgrid-minimod
-MPI_PROGRAM=$BUILD_DIR/bin/taskgrid-minimod-mpi
-for program in "$PGAS_PROGRAM" "$MPI_PROGRAM"; do
-  if [ ! -x "$program" ]; then
-    echo "scaling.sh: $program not found (build it, or set BUILD_DIR)" >&2
-    exit 1
-  fi
-done
+find_programs taskgrid-minimod taskgrid-minimod-mpi
 ARGS=(--nx "$NX" --ny "$NY" --nz "$NZ" --steps "$STEPS")
-
-# Runs one program at $1 ranks; prints its time_per_step_s and checksum.
-time_one() {
-  local ranks=$1 program=$2 output
-  if ! output=$("$MPIEXEC" -n "$ranks" "${MPIEXEC_EXTRA[@]}" "$program" "${ARGS[@]}" 2>&1); then
-    printf '%s\n' "$output" >&2
-    echo "scaling.sh: $(basename "$program") failed at $ranks ranks" >&2
-    exit 1
-  fi
-  awk '$1 == "time_per_step_s" { t = $2 } $1 == "checksum" { c = $2 } END { print t, c }' \
-    <<< "$output"
-}
-
-# The median of the numbers on stdin.
-median() {
-  sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 echo "grid $NX x $NY x $NZ, $STEPS steps per run, $ROUNDS round(s), OMP_NUM_THREADS=$OMP_NUM_THREADS"
 echo
@@ -69,8 +40,10 @@ echo "|------:|------------:|-----------:|---------:|"
 for ranks in $RANKS; do
   pgas_times=() mpi_times=()
   for ((round = 0; round < ROUNDS; ++round)); do
-    read -r pgas_time pgas_checksum <<< "$(time_one "$ranks" "$PGAS_PROGRAM")"
-    read -r mpi_time mpi_checksum <<< "$(time_one "$ranks" "$MPI_PROGRAM")"
+    read -r pgas_time pgas_checksum \
+      <<< "$(run_values "$ranks" "$PGAS_PROGRAM" "time_per_step_s checksum" "${ARGS[@]}")"
+    read -r mpi_time mpi_checksum \
+      <<< "$(run_values "$ranks" "$MPI_PROGRAM" "time_per_step_s checksum" "${ARGS[@]}")"
     if [ "$pgas_checksum" != "$mpi_checksum" ]; then
       echo "scaling.sh: at $ranks ranks the checksums differ: PGAS $pgas_checksum, MPI $mpi_checksum" >&2
       exit 1
@@ -78,10 +51,7 @@ for ranks in $RANKS; do
     pgas_times+=("$pgas_time")
     mpi_times+=("$mpi_time")
   done
-  pgas=$(printf '%s\n' "${pgas_times[@]}" | median)
-  mpi=$(printf '%s\n' "${mpi_times[@]}" | median)
-  awk -v r="$ranks" -v p="$pgas" -v m="$mpi" \
-    'BEGIN { printf "| %d | %.4g | %.4g | %.3f |\n", r, p, m, p / m }'
+  table_row "$ranks" "${pgas_times[*]}" "${mpi_times[*]}"
 done
 
 echo

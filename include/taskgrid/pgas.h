@@ -45,16 +45,25 @@ typedef struct {
   uint64_t opaque[3];
 } tg_pgas_operation;
 
+/* The _MAX_ENUM members make every int a valid value of the type, so a bad
+ * value passed from C is reported (TG_ERROR_INVALID_ARGUMENT), not undefined. */
 typedef enum {
   TG_PGAS_INT32 = 0,
   TG_PGAS_INT64 = 1,
   TG_PGAS_UINT32 = 2,
   TG_PGAS_UINT64 = 3,
   TG_PGAS_FLOAT = 4,
-  TG_PGAS_DOUBLE = 5
+  TG_PGAS_DOUBLE = 5,
+  TG_PGAS_TYPE_MAX_ENUM = 0x7fffffff
 } tg_pgas_type;
 
-typedef enum { TG_PGAS_SUM = 0, TG_PGAS_PROD = 1, TG_PGAS_MIN = 2, TG_PGAS_MAX = 3 } tg_pgas_op;
+typedef enum {
+  TG_PGAS_SUM = 0,
+  TG_PGAS_PROD = 1,
+  TG_PGAS_MIN = 2,
+  TG_PGAS_MAX = 3,
+  TG_PGAS_OP_MAX_ENUM = 0x7fffffff
+} tg_pgas_op;
 
 /* ---------------------------------------------------------- lifecycle -- */
 /* segment_bytes 0: TASKGRID_PGAS_SEGMENT or 64 MiB. argc/argv may be NULL. */
