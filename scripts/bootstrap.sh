@@ -10,7 +10,7 @@ log() { printf '[bootstrap] %s\n' "$*" >&2; }
 
 # --- Debian packages --------------------------------------------------------
 DEB_PACKAGES=(build-essential cmake pkg-config mpich libmpich-dev libopenblas-dev
-              libgtest-dev libgmock-dev nlohmann-json3-dev python3 python3-venv)
+              libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev python3 python3-venv)
 missing=()
 for pkg in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -23,19 +23,10 @@
 #include "data/buffer_pool.h"
 #include "exec/task_comm_ops.h"
 #include "exec/worker_pool.h"
+#include "runtime/command_sink.h"
 #include "runtime/function_registry.h"
 
 namespace taskgrid::runtime {
-
-// Implemented by the head's planner (cluster mode): what the engine reports.
-class EngineListener {
- public:
-  virtual ~EngineListener() = default;
-  virtual void on_completed(const wire::Completed* records, size_t count) = 0;
-  virtual void on_fetched(uint64_t version) = 0;
-  // Called from the engine loop now and then: a chance to flush batches.
-  virtual void on_poll() {}
-};
 
 struct EngineStats {
   uint64_t tasks_executed = 0;
@@ -57,7 +48,7 @@ struct EngineStats {
   uint64_t mpi_broadcasts = 0;  // MPI_Ibcast broadcasts taken part in
 };
 
-class Engine {
+class Engine final : public CommandSink {
  public:
   // `threads` task-running threads: the engine thread plus threads-1 workers.
   // `channels`: one communicator per task-aware communication channel.
@@ -74,7 +65,11 @@ class Engine {
   void set_timing(bool timing) { timing_ = timing; }
   // Thread-safe: a command batch for rank `dest` (this rank: applied locally,
   // in order with earlier local batches; others: sent as a control message).
-  void post(int dest, std::vector<char>&& batch);
+  void post(int dest, std::vector<char>&& batch) override;
+  // CommandSink: creates (or finds) the MPI broadcast communicator of `members`.
+  void prepare_broadcast_group(const std::vector<int32_t>& members, int tag) override {
+    broadcast_comm(members, tag);
+  }
   // Runs the progress loop on the calling thread until a shutdown command
   // was applied and everything in flight has completed.
   void run();

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "data/buffer_pool.h"
+#include "runtime/function_registry.h"
 #include "trace/trace.h"
 
 namespace taskgrid::runtime {
@@ -23,8 +25,8 @@ constexpr uint64_t kMinBroadcastWindow = 64;
 
 }  // namespace
 
-Planner::Planner(Engine& engine, const PlannerConfig& config)
-    : engine_(engine),
+Planner::Planner(CommandSink& sink, const PlannerConfig& config)
+    : sink_(sink),
       config_(config),
       costs_(config.latency_seconds, config.bandwidth_bytes_per_second),
       batches_(static_cast<size_t>(config.ranks)),
@@ -54,13 +56,13 @@ void Planner::flush(int rank) {
   wire::BatchWriter& batch = batches_[static_cast<size_t>(rank)];
   batch_since_ns_[static_cast<size_t>(rank)] = 0;
   if (batch.empty()) return;
-  engine_.post(rank, std::move(batch.bytes()));
+  sink_.post(rank, std::move(batch.bytes()));
   batch.bytes() = {};
   batch.reserve(config_.batch_bytes + 1024);
 }
 
 void Planner::flush_all() {
-  for (int r = 0; r < config_.ranks; ++r) flush(r);
+  for (int r = first_emitting_rank(); r < end_emitting_rank(); ++r) flush(r);
 }
 
 void Planner::retire(uint64_t version) {
@@ -207,7 +209,7 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   if (local) submitted_ += 1;
   submissions_ += 1;
   if (!pending_broadcasts_.empty()) deliver_broadcasts(false);
-  for (int r = 0; r < config_.ranks; ++r) {
+  for (int r = first_emitting_rank(); r < end_emitting_rank(); ++r) {
     if (batches_[static_cast<size_t>(r)].empty()) continue;
     uint64_t& since = batch_since_ns_[static_cast<size_t>(r)];
     if (since == 0) since = trace::now_ns();
@@ -337,7 +339,7 @@ void Planner::create_broadcast_comms(std::unique_lock<std::mutex>& lock) {
   // Blocking and collective among the members: never while holding the
   // planner lock, which the engine thread needs to report completions.
   lock.unlock();
-  for (const auto& [members, tag] : todo) engine_.broadcast_comm(members, tag);
+  for (const auto& [members, tag] : todo) sink_.prepare_broadcast_group(members, tag);
   lock.lock();
 }
 
@@ -454,7 +456,7 @@ void Planner::on_poll() {
   if (!spmd() && !pending_broadcasts_.empty() &&
       now_ns - pending_broadcasts_.front().opened_ns >= kBatchMaxAgeNs)
     deliver_broadcasts(true);
-  for (int r = 0; r < config_.ranks; ++r) {
+  for (int r = first_emitting_rank(); r < end_emitting_rank(); ++r) {
     const uint64_t since = batch_since_ns_[static_cast<size_t>(r)];
     if (since != 0 && now_ns - since >= kBatchMaxAgeNs) flush(r);
   }

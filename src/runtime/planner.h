@@ -28,8 +28,8 @@
 #include "comm/wire.h"
 #include "data/directory.h"
 #include "graph/dependency_tracker.h"
+#include "runtime/command_sink.h"
 #include "runtime/divergence_check.h"
-#include "runtime/engine.h"
 #include "sched/cost_model.h"
 #include "sched/placement.h"
 
@@ -60,7 +60,7 @@ struct PlannerConfig {
 
 class Planner final : public EngineListener {
  public:
-  Planner(Engine& engine, const PlannerConfig& config);
+  Planner(CommandSink& sink, const PlannerConfig& config);
 
   // owner < 0: cluster mode, the head; spmd mode, handle id modulo ranks.
   DataHandle enter_data(void* host, size_t bytes, int owner);
@@ -107,6 +107,10 @@ class Planner final : public EngineListener {
   // Commands for `rank` are built only where they will run: every rank's in
   // cluster mode (on the head), only this rank's in spmd mode.
   bool emits_for(int rank) const { return !spmd() || rank == config_.rank; }
+  // The ranks whose batches can hold commands, [first, end): in spmd only
+  // this rank's, so a submission costs the same whatever the job's size.
+  int first_emitting_rank() const { return spmd() ? config_.rank : 0; }
+  int end_emitting_rank() const { return spmd() ? config_.rank + 1 : config_.ranks; }
   int place(const sched::PlacementRequest& request, const TaskOptions& options);
   int next_tag();
   double now() const;
@@ -127,7 +131,7 @@ class Planner final : public EngineListener {
   void flush_all();
   void wait_until(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done);
 
-  Engine& engine_;
+  CommandSink& sink_;
   PlannerConfig config_;
   sched::CostModel costs_;
   std::unique_ptr<sched::PlacementPolicy> policy_;  // cluster mode

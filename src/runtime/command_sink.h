@@ -1,0 +1,38 @@
+// The seam between the planner and whatever carries out its commands: the
+// per-rank engine in a job, a fake in the planner's unit tests and benchmark.
+// The planner depends on this header, not on the engine.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "comm/wire.h"
+
+namespace taskgrid::runtime {
+
+// Where the planner sends its commands.
+class CommandSink {
+ public:
+  virtual ~CommandSink() = default;
+  // Thread-safe: a command batch (comm/wire.h) for rank `dest`; batches for
+  // one rank are applied in the order they are posted.
+  virtual void post(int dest, std::vector<char>&& batch) = 0;
+  // spmd mode, MPI broadcasts: set up the broadcast group of `members`
+  // (ascending ranks) now, at a point of the program every member reaches
+  // (collective over the members, blocking; `tag` tells concurrent set-ups apart).
+  virtual void prepare_broadcast_group(const std::vector<int32_t>& members, int tag) = 0;
+};
+
+// What the engine reports to the planner that plans for it (the head in
+// cluster mode, every rank's own planner in spmd mode).
+class EngineListener {
+ public:
+  virtual ~EngineListener() = default;
+  virtual void on_completed(const wire::Completed* records, size_t count) = 0;
+  virtual void on_fetched(uint64_t version) = 0;
+  // Called from the engine loop now and then: a chance to flush batches.
+  virtual void on_poll() {}
+};
+
+}  // namespace taskgrid::runtime

@@ -1,0 +1,165 @@
+// The planner alone (no MPI, no engine): what it commands, checked through a
+// sink that stands in for an engine taking no time (bench/planner/instant_sink.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "bench/planner/instant_sink.h"
+#include "runtime/planner.h"
+
+namespace taskgrid::runtime {
+namespace {
+
+void planner_test_task(TaskContext&) {}
+TASKGRID_REGISTER(planner_test_task);
+
+// Records the commands addressed to each rank, then passes them on to the
+// instant engine (which completes this rank's tasks).
+class RecordingSink final : public CommandSink {
+ public:
+  explicit RecordingSink(int rank) : instant_(rank) {}
+  void set_listener(EngineListener* listener) { instant_.set_listener(listener); }
+  void post(int dest, std::vector<char>&& batch) override {
+    wire::BatchReader reader(batch.data(), batch.size());
+    wire::Header header;
+    const char* payload = nullptr;
+    while (reader.next(header, payload)) {
+      kinds[dest].push_back(header.kind);
+      if (header.kind == wire::Kind::send) {
+        wire::Send send;
+        std::memcpy(&send, payload, sizeof send);
+        sends.push_back(send);
+      } else if (header.kind == wire::Kind::task) {
+        wire::Task task;
+        std::memcpy(&task, payload, sizeof task);
+        for (uint32_t i = 0; i < task.num_accesses; ++i) {
+          wire::Access access;
+          std::memcpy(&access, payload + sizeof task + i * sizeof access, sizeof access);
+          accesses.push_back(access);
+        }
+      }
+    }
+    instant_.post(dest, std::move(batch));
+  }
+  void prepare_broadcast_group(const std::vector<int32_t>&, int) override {}
+  bench::InstantSink& instant() { return instant_; }
+
+  std::map<int, std::vector<wire::Kind>> kinds;
+  std::vector<wire::Send> sends;
+  std::vector<wire::Access> accesses;  // of every task, in order
+
+ private:
+  bench::InstantSink instant_;
+};
+
+PlannerConfig spmd_config(int rank, int ranks) {
+  PlannerConfig config;
+  config.mode = PlannerMode::spmd;
+  config.rank = rank;
+  config.ranks = ranks;
+  return config;
+}
+
+size_t count(const std::vector<wire::Kind>& kinds, wire::Kind kind) {
+  return static_cast<size_t>(std::count(kinds.begin(), kinds.end(), kind));
+}
+
+// An engine thread for the planner's waits: delivers completions until stopped.
+class EngineThread {
+ public:
+  explicit EngineThread(bench::InstantSink& sink)
+      : thread_([this, &sink] {
+          while (!stop_.load()) {
+            sink.deliver();
+            std::this_thread::yield();
+          }
+        }) {}
+  ~EngineThread() {
+    stop_.store(true);
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST(Planner, SpmdEmitsOnlyThisRanksCommands) {
+  RecordingSink sink(1);
+  Planner planner(sink, spmd_config(1, 4));
+  sink.set_listener(&planner);
+  double values[4] = {};
+  std::vector<DataHandle> handles;
+  for (int owner = 0; owner < 4; ++owner)
+    handles.push_back(planner.enter_data(&values[owner], sizeof(double), owner));
+  // One task per rank on its own data (placed on the data's owner).
+  for (int r = 0; r < 4; ++r) {
+    const DataAccess access = inout(handles[static_cast<size_t>(r)]);
+    planner.submit(function_id(planner_test_task), &access, 1, TaskOptions{}, nullptr, 0);
+  }
+  {
+    EngineThread engine(sink.instant());
+    planner.wait_all();
+  }
+  ASSERT_EQ(sink.kinds.size(), 1u);  // rank 1's engine only
+  const auto& mine = sink.kinds[1];
+  EXPECT_EQ(count(mine, wire::Kind::create), 1u);  // its own data
+  EXPECT_EQ(count(mine, wire::Kind::task), 1u);    // its own task
+  EXPECT_EQ(sink.instant().tasks(), 1u);
+}
+
+// Rank 0 produces a version that a task on rank 1 reads: rank 0's planner
+// orders the send, rank 1's planner makes its task expect it from rank 0 with
+// the same tag (both plan the same sequence independently).
+TEST(Planner, SpmdProducerSendsToTheConsumerWithTheConsumersTag) {
+  std::vector<std::unique_ptr<RecordingSink>> sinks;
+  std::vector<std::unique_ptr<Planner>> planners;
+  for (int rank = 0; rank < 2; ++rank) {
+    sinks.push_back(std::make_unique<RecordingSink>(rank));
+    planners.push_back(std::make_unique<Planner>(*sinks.back(), spmd_config(rank, 2)));
+    sinks.back()->set_listener(planners.back().get());
+  }
+  double value = 1.0;
+  for (int rank = 0; rank < 2; ++rank) {
+    Planner& planner = *planners[static_cast<size_t>(rank)];
+    const DataHandle h = planner.enter_data(&value, sizeof value, 0);
+    const DataAccess write = inout(h), read = in(h);
+    planner.submit(function_id(planner_test_task), &write, 1, TaskOptions{}, nullptr, 0);
+    TaskOptions on_one;
+    on_one.rank = 1;
+    planner.submit(function_id(planner_test_task), &read, 1, on_one, nullptr, 0);
+    EngineThread engine(sinks[static_cast<size_t>(rank)]->instant());
+    planner.wait_all();
+  }
+  ASSERT_EQ(sinks[0]->sends.size(), 1u);
+  const wire::Send send = sinks[0]->sends[0];
+  EXPECT_EQ(send.dest, 1);
+  EXPECT_TRUE(sinks[1]->sends.empty());
+  ASSERT_EQ(sinks[1]->accesses.size(), 1u);  // rank 1 runs only the reader
+  const wire::Access input = sinks[1]->accesses[0];
+  EXPECT_EQ(input.in_version, send.version);
+  EXPECT_EQ(input.source, 0);
+  EXPECT_EQ(input.tag, send.tag);
+}
+
+// Submissions' cost must not grow with the job: a task that concerns neither
+// this rank's data nor its placement emits nothing for this rank.
+TEST(Planner, SpmdForeignTasksEmitNothingHere) {
+  RecordingSink sink(0);
+  Planner planner(sink, spmd_config(0, 1024));
+  sink.set_listener(&planner);
+  double value = 0;
+  const DataHandle h = planner.enter_data(&value, sizeof value, 700);
+  const DataAccess access = inout(h);
+  for (int i = 0; i < 1000; ++i)
+    planner.submit(function_id(planner_test_task), &access, 1, TaskOptions{}, nullptr, 0);
+  planner.wait_all();  // nothing of this rank's to wait for
+  EXPECT_TRUE(sink.kinds.empty());
+}
+
+}  // namespace
+}  // namespace taskgrid::runtime
