@@ -253,6 +253,8 @@ void start(int* argc, char*** argv) {
     rt->channels.push_back(channel);
   }
   config.channels = rt->options.channels;
+  // cluster: the head plans every rank's tasks, so its window covers them all.
+  config.window = rt->options.window * static_cast<uint64_t>(spmd ? 1 : config.ranks);
   config.broadcast = rt->options.broadcast;
   config.broadcast_min_bytes = rt->options.broadcast_min_bytes;
   config.broadcast_chunk = rt->options.broadcast_chunk;

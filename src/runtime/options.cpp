@@ -76,6 +76,9 @@ RuntimeOptions read_options_from_environment() {
     options.finalize_timeout_seconds =
         static_cast<int>(read_number("TASKGRID_FINALIZE_TIMEOUT", value, 0, 86400,
                                      "must be a number of seconds from 0 (no limit) to 86400"));
+  if (const char* value = variable("TASKGRID_WINDOW"))
+    options.window = read_number("TASKGRID_WINDOW", value, 0, kNoLimit,
+                                 "must be a whole number of tasks (0: no limit)");
   if (const char* value = variable("TASKGRID_STATS")) options.stats = std::string(value) != "0";
   return options;
 }

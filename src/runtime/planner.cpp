@@ -135,6 +135,7 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
                 " (register large data with enter_data)");
   std::unique_lock lock(mutex_);
   if (stopped_) throw Error("taskgrid::submit after finish()");
+  if (window_full()) wait_for_window(lock);
   tracker_.resolve(accesses, count, next_version_, resolved_);
   if (config_.divergence)
     config_.divergence->record_task(function.value, accesses, count, options.rank, args,
@@ -157,7 +158,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   if (local)
     record = &in_flight_
                   .try_emplace(task_id,
-                               InFlight{rank, function.value, std::pmr::vector<uint64_t>(&memory_)})
+                               InFlight{rank, function.value, options.channel >= 0,
+                                        std::pmr::vector<uint64_t>(&memory_)})
                   .first->second;
   for (size_t i = 0; i < count; ++i) {
     const graph::ResolvedAccess& r = resolved_[i];
@@ -206,7 +208,10 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     directory_.add(r.out_version, r.bytes, rank, finish_estimate);
     retire(r.superseded);
   }
-  if (local) submitted_ += 1;
+  if (local) {
+    submitted_ += 1;
+    if (options.channel >= 0) communicating_in_flight_ += 1;
+  }
   submissions_ += 1;
   if (!pending_broadcasts_.empty()) deliver_broadcasts(false);
   for (int r = first_emitting_rank(); r < end_emitting_rank(); ++r) {
@@ -358,6 +363,24 @@ void Planner::wait_until(std::unique_lock<std::mutex>& lock, const std::function
   waiters_ -= 1;
 }
 
+bool Planner::window_full() const {
+  // Never while readers are gathered for a broadcast (in spmd every rank
+  // delivers them at the same point of its sequence, which a rank waiting
+  // here would not reach) or while channel tasks are in flight (their peers
+  // may be tasks this rank has not submitted yet).
+  return config_.window > 0 && submitted_ - completed_ >= config_.window &&
+         pending_broadcasts_.empty() && communicating_in_flight_ == 0;
+}
+
+void Planner::wait_for_window(std::unique_lock<std::mutex>& lock) {
+  flush_all();  // the engines must have the tasks to finish them
+  window_waiting_ = true;
+  waiters_ += 1;
+  changed_.wait(lock, [this] { return submitted_ - completed_ <= config_.window / 2; });
+  waiters_ -= 1;
+  window_waiting_ = false;
+}
+
 void Planner::wait_all() {
   std::unique_lock lock(mutex_);
   wait_until(lock, [this] { return completed_ == submitted_; });
@@ -426,6 +449,7 @@ void Planner::on_completed(const wire::Completed* records, size_t count) {
       costs_.record_duration(it->second.function,
                              static_cast<double>(records[i].duration_ns) * 1e-9);
       if (policy_) policy_->completed(it->second.rank);
+      if (it->second.communicates) communicating_in_flight_ -= 1;
       in_flight_.erase(it);
       completed_ += 1;
     }
@@ -433,6 +457,8 @@ void Planner::on_completed(const wire::Completed* records, size_t count) {
     // (all tasks done, or some handle's tasks done): waking it per completion
     // costs two context switches per task.
     wake = waiters_ > 0 && (wake || completed_ == submitted_);
+    // A full window reopens at half: one wake-up per window/2 tasks, not per task.
+    if (window_waiting_ && submitted_ - completed_ <= config_.window / 2) wake = true;
   }
   if (wake) changed_.notify_all();
 }

@@ -56,6 +56,10 @@ struct PlannerConfig {
   size_t max_message = size_t{1} << 30;  // the transport's chunk limit
   // Per rank, the lowest rank on its node (empty: every rank on its own).
   std::vector<int32_t> node_of_rank;
+  // Tasks this planner waits for that may be in flight before submit() waits
+  // for some to finish (0: no limit): bounds the engines' memory, and a
+  // program far ahead of its tasks gains nothing.
+  uint64_t window = 0;
 };
 
 class Planner final : public EngineListener {
@@ -85,6 +89,7 @@ class Planner final : public EngineListener {
   struct InFlight {
     int rank;
     uint32_t function;
+    bool communicates;  // a task-aware communication task (on a channel)
     std::pmr::vector<uint64_t> handles;
   };
   // Readers of one version on ranks that do not hold it, gathered while the
@@ -130,6 +135,9 @@ class Planner final : public EngineListener {
   void flush(int rank);
   void flush_all();
   void wait_until(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done);
+  // Waits while the window is full (see PlannerConfig::window).
+  void wait_for_window(std::unique_lock<std::mutex>& lock);
+  bool window_full() const;
 
   CommandSink& sink_;
   PlannerConfig config_;
@@ -159,6 +167,8 @@ class Planner final : public EngineListener {
   uint64_t submitted_ = 0;  // tasks this planner waits for
   uint64_t completed_ = 0;
   int waiters_ = 0;  // program threads blocked in wait_until
+  bool window_waiting_ = false;     // the program waits in wait_for_window
+  uint64_t communicating_in_flight_ = 0;  // channel tasks submitted, not completed
   bool stopped_ = false;
   const uint64_t start_ns_;
 

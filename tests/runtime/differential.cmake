@@ -91,6 +91,22 @@ set_tests_properties(runtime.differential.chunked.np2 PROPERTIES
   FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
   PROCESSORS 2 LABELS "mpi;differential" TIMEOUT 120)
 
+# A submission window of 2 tasks (TASKGRID_WINDOW): programs wait for their
+# tasks mid-graph, each rank at its own point; never a deadlock, same results.
+foreach(mode IN ITEMS cluster spmd)
+  foreach(ranks IN ITEMS 2 4)
+    set(name runtime.differential.window2.${mode}.np${ranks})
+    add_test(NAME ${name}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
+                     $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
+                     --graphs 100 --seed 81${ranks}1 --tasks-max 60 --hang-seconds 30)
+    set_tests_properties(${name} PROPERTIES
+      ENVIRONMENT "TASKGRID_MODE=${mode};TASKGRID_WINDOW=2;TASKGRID_SCHEDULER=round_robin;TASKGRID_THREADS=1"
+      FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
+      PROCESSORS 2 LABELS "mpi;differential" TIMEOUT 120)
+  endforeach()
+endforeach()
+
 # TASKGRID_TRACE and TASKGRID_STATS: one Chrome trace for the whole job, a
 # stats line per rank, and the two agree.
 foreach(mode IN ITEMS cluster spmd)

@@ -135,13 +135,14 @@ std::vector<std::vector<uint8_t>> run_sequentially(const Graph& g) {
 
 // One rank: its engine (on its own thread) and its planner.
 struct Rank {
-  Rank(comm::Transport& transport, int threads, int ranks)
+  Rank(comm::Transport& transport, int threads, int ranks, uint64_t window)
       : engine(transport, threads, transport.rank()) {
     PlannerConfig config;
     config.mode = PlannerMode::spmd;
     config.rank = transport.rank();
     config.ranks = ranks;
     config.threads_per_rank = threads;
+    config.window = window;
     engine.set_engine_creates_comms(false);
     engine.set_timing(false);
     planner = std::make_unique<Planner>(engine, config);
@@ -155,12 +156,13 @@ struct Rank {
 
 // Runs `g` on `ranks` loopback ranks; returns each handle's bytes as fetched
 // on its owner. Adds the data messages the ranks exchanged to `messages`.
+// `window`: tasks in flight per rank before submit waits (0: no limit).
 std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, int ranks, int threads,
-                                                  uint64_t& messages) {
+                                                  uint64_t window, uint64_t& messages) {
   comm::LoopbackFabric fabric(ranks);
   std::vector<std::unique_ptr<Rank>> job;
   for (int r = 0; r < ranks; ++r)
-    job.push_back(std::make_unique<Rank>(fabric.transport(r), threads, ranks));
+    job.push_back(std::make_unique<Rank>(fabric.transport(r), threads, ranks, window));
   // Each rank's program memory: the host buffers it registers and fetches into.
   std::vector<std::vector<std::vector<uint8_t>>> memory(static_cast<size_t>(ranks));
   std::vector<std::thread> programs;
@@ -205,10 +207,14 @@ TEST_P(Loopback, RandomGraphsMatchSequentialExecution) {
     const Graph g = generate(seed, ranks);
     const auto expected = run_sequentially(g);
     const int threads = 1 + static_cast<int>(graph % 2);
-    const auto got = run_on_loopback(g, ranks, threads, messages);
+    // Tiny windows make programs wait for their tasks mid-graph, at different
+    // points on different ranks: it must never deadlock.
+    const uint64_t window = graph % 3 == 0 ? 0 : 1 + graph % 4;
+    const auto got = run_on_loopback(g, ranks, threads, window, messages);
     for (size_t h = 0; h < expected.size(); ++h)
-      ASSERT_EQ(got[h], expected[h]) << "ranks " << ranks << ", graph " << graph << " (seed "
-                                     << seed << "), threads " << threads << ", handle " << h;
+      ASSERT_EQ(got[h], expected[h])
+          << "ranks " << ranks << ", graph " << graph << " (seed " << seed << "), threads "
+          << threads << ", window " << window << ", handle " << h;
   }
   // Not vacuous: with several ranks, versions really travelled between them.
   if (ranks > 1) {
