@@ -8,13 +8,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "data/node_pool.h"
+
 namespace taskgrid::data {
 
 struct VersionInfo {
   size_t bytes = 0;
   int producer = 0;
   std::pmr::vector<int> holders;  // ranks with a replica, present or in transit
-  double ready_at = 0;       // scheduler's estimate (seconds, planner clock)
+  double ready_at = 0;            // scheduler's estimate (seconds, planner clock)
   bool holds(int rank) const {
     for (int r : holders)
       if (r == rank) return true;
@@ -38,7 +40,7 @@ class Directory {
  private:
   // Entries and holder lists come from a pool: one version per task written
   // must not mean one heap allocation per task.
-  std::pmr::unsynchronized_pool_resource memory_;
+  NodePool memory_;
   std::pmr::unordered_map<uint64_t, VersionInfo> versions_{&memory_};
 };
 

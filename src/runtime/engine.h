@@ -21,6 +21,7 @@
 #include "comm/transport.h"
 #include "comm/wire.h"
 #include "data/buffer_pool.h"
+#include "data/node_pool.h"
 #include "exec/task_comm_ops.h"
 #include "exec/worker_pool.h"
 #include "runtime/command_sink.h"
@@ -237,7 +238,7 @@ class Engine final : public CommandSink {
   std::vector<std::pair<int, std::vector<char>>> posted_taken_;
 
   // Engine-thread state. Node maps draw from a pool: no heap traffic per task.
-  std::pmr::unsynchronized_pool_resource memory_;
+  data::NodePool memory_;
   std::pmr::unordered_map<uint64_t, Version*> versions_{&memory_};
   std::vector<std::unique_ptr<Version>> version_storage_;
   std::vector<Version*> free_versions_;

@@ -1,5 +1,6 @@
 #include "runtime/function_registry.h"
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -33,10 +34,22 @@ uint32_t name_hash(const char* name) {
 }  // namespace
 
 const RegisteredFunction* find_function(FunctionId id) {
+  // Every task looks its function up twice (planner, engine): a per-thread
+  // cache keeps the lock and the hash lookup off that path. Entries are never
+  // removed or moved (node-based map), so a cached pointer stays valid.
+  struct CacheEntry {
+    uint32_t id = 0;
+    const RegisteredFunction* function = nullptr;
+  };
+  thread_local CacheEntry cache[64];
+  CacheEntry& entry = cache[id.value & 63];
+  if (entry.id == id.value && entry.function) return entry.function;
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   auto it = r.by_id.find(id.value);
-  return it == r.by_id.end() ? nullptr : &it->second;
+  if (it == r.by_id.end()) return nullptr;
+  entry = CacheEntry{id.value, &it->second};
+  return &it->second;
 }
 
 }  // namespace detail

@@ -27,6 +27,7 @@
 #include "coll/broadcast.h"
 #include "comm/wire.h"
 #include "data/directory.h"
+#include "data/node_pool.h"
 #include "graph/dependency_tracker.h"
 #include "runtime/command_sink.h"
 #include "runtime/divergence_check.h"
@@ -147,7 +148,7 @@ class Planner final : public EngineListener {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::pmr::unsynchronized_pool_resource memory_;
+  data::NodePool memory_;
   graph::DependencyTracker tracker_;
   data::Directory directory_;
   std::vector<int> owners_;  // per handle id - 1
@@ -166,8 +167,8 @@ class Planner final : public EngineListener {
   int tag_ = 0;
   uint64_t submitted_ = 0;  // tasks this planner waits for
   uint64_t completed_ = 0;
-  int waiters_ = 0;  // program threads blocked in wait_until
-  bool window_waiting_ = false;     // the program waits in wait_for_window
+  int waiters_ = 0;                       // program threads blocked in wait_until
+  bool window_waiting_ = false;           // the program waits in wait_for_window
   uint64_t communicating_in_flight_ = 0;  // channel tasks submitted, not completed
   bool stopped_ = false;
   const uint64_t start_ns_;
