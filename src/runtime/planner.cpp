@@ -157,9 +157,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   InFlight* record = nullptr;
   if (local)
     record = &in_flight_
-                  .try_emplace(task_id,
-                               InFlight{rank, function.value, options.channel >= 0,
-                                        std::pmr::vector<uint64_t>(&memory_)})
+                  .try_emplace(task_id, InFlight{rank, function.value, options.channel >= 0,
+                                                 std::pmr::vector<uint64_t>(&memory_)})
                   .first->second;
   for (size_t i = 0; i < count; ++i) {
     const graph::ResolvedAccess& r = resolved_[i];
@@ -375,9 +374,7 @@ bool Planner::window_full() const {
 void Planner::wait_for_window(std::unique_lock<std::mutex>& lock) {
   flush_all();  // the engines must have the tasks to finish them
   window_waiting_ = true;
-  waiters_ += 1;
-  changed_.wait(lock, [this] { return submitted_ - completed_ <= config_.window / 2; });
-  waiters_ -= 1;
+  window_open_.wait(lock, [this] { return submitted_ - completed_ <= config_.window / 2; });
   window_waiting_ = false;
 }
 
@@ -439,6 +436,7 @@ void Planner::shutdown() {
 
 void Planner::on_completed(const wire::Completed* records, size_t count) {
   bool wake = false;
+  bool window_opens = false;
   {
     std::lock_guard lock(mutex_);
     for (size_t i = 0; i < count; ++i) {
@@ -458,9 +456,10 @@ void Planner::on_completed(const wire::Completed* records, size_t count) {
     // costs two context switches per task.
     wake = waiters_ > 0 && (wake || completed_ == submitted_);
     // A full window reopens at half: one wake-up per window/2 tasks, not per task.
-    if (window_waiting_ && submitted_ - completed_ <= config_.window / 2) wake = true;
+    window_opens = window_waiting_ && submitted_ - completed_ <= config_.window / 2;
   }
   if (wake) changed_.notify_all();
+  if (window_opens) window_open_.notify_one();
 }
 
 void Planner::on_fetched(uint64_t version) {

@@ -167,8 +167,11 @@ class Planner final : public EngineListener {
   int tag_ = 0;
   uint64_t submitted_ = 0;  // tasks this planner waits for
   uint64_t completed_ = 0;
-  int waiters_ = 0;                       // program threads blocked in wait_until
-  bool window_waiting_ = false;           // the program waits in wait_for_window
+  int waiters_ = 0;  // program threads blocked in wait_until
+  // The program waits in wait_for_window, on its own condition: the waits of
+  // wait_until wake on every drained handle, which would wake it for nothing.
+  bool window_waiting_ = false;
+  std::condition_variable window_open_;
   uint64_t communicating_in_flight_ = 0;  // channel tasks submitted, not completed
   bool stopped_ = false;
   const uint64_t start_ns_;
