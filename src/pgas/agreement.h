@@ -65,7 +65,6 @@ class Agreement {
   // Runs the check for the calling member (its rank in `comm` must be one of
   // `members`). Ends the job on a mismatch or a timeout; returns the reduced values.
   AgreedValues agree(CallRecord record, const std::string& description);
-  uint64_t calls() const { return sequence_; }
 
  private:
   AgreedValues run_root(const CallRecord& mine, const std::string& description);
