@@ -19,7 +19,13 @@ namespace taskgrid::bench {
 
 class InstantSink final : public runtime::CommandSink {
  public:
-  explicit InstantSink(int rank) : rank_(rank) {}
+  explicit InstantSink(int rank) : rank_(rank) {
+    // Room for the completions of many batches up front: the stand-in engine
+    // should not allocate while the planner's own allocations are counted
+    // (tests/runtime/test_plan_allocations.cpp).
+    completed_.reserve(4096);
+    delivering_.reserve(4096);
+  }
   void set_listener(runtime::EngineListener* listener) { listener_ = listener; }
 
   void post(int dest, std::vector<char>&& batch) override {

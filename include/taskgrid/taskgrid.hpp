@@ -64,8 +64,15 @@ inline DataAccess inout(DataHandle h) { return {h, AccessMode::inout}; }
 class TaskContext {
  public:
   size_t num_data() const { return num_data_; }
-  void* data(size_t index) const;
-  size_t size(size_t index) const;
+  // Checked: an index past the task's accesses throws taskgrid::Error.
+  void* data(size_t index) const {
+    if (index >= num_data_) bad_index("data", index);
+    return buffers_[index].data;
+  }
+  size_t size(size_t index) const {
+    if (index >= num_data_) bad_index("size", index);
+    return buffers_[index].size;
+  }
   template <typename T>
   T* data_as(size_t index) const {
     return static_cast<T*>(data(index));
@@ -104,6 +111,8 @@ class TaskContext {
   void* binding() const { return binding_; }
 
  private:
+  [[noreturn]] void bad_index(const char* call, size_t index) const;
+
   const Buffer* buffers_;
   size_t num_data_;
   const void* args_;

@@ -9,7 +9,7 @@ namespace taskgrid::comm {
 
 namespace {
 
-enum Stream : int { kData = 0, kChunk = 1 };
+enum Stream : int { kData = 0, kChunk = 1, kGroup = 2 };
 using Key = std::tuple<int, int, int>;  // stream, source, tag
 
 struct PostedReceive {
@@ -56,6 +56,44 @@ class LoopbackFabric::Endpoint final : public Transport {
   }
   size_t max_chunk() const override { return size_t{1} << 30; }
 
+  // A group broadcast is the root's point-to-point message to every other
+  // member on a stream of its own (tag: the group), matched in posting order
+  // like MPI's collectives.
+  int create_group(const std::vector<int32_t>& members, int) override {
+    int id;
+    {
+      std::lock_guard lock(fabric_.groups_mutex_);
+      auto [it, added] =
+          fabric_.group_ids_.emplace(members, static_cast<int>(fabric_.group_members_.size()) + 1);
+      if (added) fabric_.group_members_.push_back(members);
+      id = it->second;
+    }
+    std::lock_guard lock(mutex_);
+    my_groups_.emplace(members, id);
+    return id;
+  }
+  int find_group(const std::vector<int32_t>& members) override {
+    std::lock_guard lock(mutex_);
+    auto it = my_groups_.find(members);
+    return it == my_groups_.end() ? 0 : it->second;
+  }
+  void broadcast_chunk(int group, int root, void* data, size_t bytes, uint64_t cookie) override {
+    std::vector<int32_t> members;
+    {
+      std::lock_guard lock(fabric_.groups_mutex_);
+      members = fabric_.group_members_.at(static_cast<size_t>(group - 1));
+    }
+    const int root_rank = members.at(static_cast<size_t>(root));
+    if (root_rank != rank_) {
+      receive(kGroup, root_rank, group, data, bytes, cookie);
+      return;
+    }
+    for (int32_t member : members)
+      if (member != rank_) send(kGroup, member, group, data, bytes, 0, false);
+    std::lock_guard lock(mutex_);
+    finished_.push_back(cookie);
+  }
+
   bool poll(std::vector<uint64_t>& finished) override {
     std::lock_guard lock(mutex_);
     if (finished_.empty()) return false;
@@ -86,7 +124,8 @@ class LoopbackFabric::Endpoint final : public Transport {
     abort_job(1);
   }
 
-  void send(int stream, int dest, int tag, const void* data, size_t bytes, uint64_t cookie) {
+  void send(int stream, int dest, int tag, const void* data, size_t bytes, uint64_t cookie,
+            bool complete = true) {
     Endpoint& to = peer(dest);
     fabric_.data_messages_.fetch_add(1);
     {
@@ -108,6 +147,7 @@ class LoopbackFabric::Endpoint final : public Transport {
         to.unexpected_[key].emplace_back(from, from + bytes);
       }
     }
+    if (!complete) return;
     std::lock_guard lock(mutex_);
     finished_.push_back(cookie);  // the bytes are copied: the send is complete
   }
@@ -139,6 +179,7 @@ class LoopbackFabric::Endpoint final : public Transport {
   std::map<Key, std::deque<PostedReceive>> posted_;
   size_t posted_count_ = 0;
   std::vector<uint64_t> finished_;
+  std::map<std::vector<int32_t>, int> my_groups_;  // created by this rank
 };
 
 LoopbackFabric::LoopbackFabric(int ranks) {

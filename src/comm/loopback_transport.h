@@ -38,6 +38,9 @@ class LoopbackFabric {
   class Endpoint;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::atomic<uint64_t> data_messages_{0};
+  std::mutex groups_mutex_;
+  std::map<std::vector<int32_t>, int> group_ids_;
+  std::vector<std::vector<int32_t>> group_members_;  // per group id - 1
 };
 
 }  // namespace taskgrid::comm

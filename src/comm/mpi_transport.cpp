@@ -8,7 +8,7 @@ namespace taskgrid::comm {
 
 MpiTransport::MpiTransport(MPI_Comm comm, size_t max_chunk)
     : max_chunk_(max_chunk == 0 || max_chunk > kMaxChunk ? kMaxChunk : max_chunk) {
-  for (MPI_Comm* mine : {&comm_, &data_comm_, &bulk_comm_}) {
+  for (MPI_Comm* mine : {&comm_, &data_comm_, &bulk_comm_, &group_parent_}) {
     MPI_Comm_dup(comm, mine);
     MPI_Comm_set_errhandler(*mine, MPI_ERRORS_RETURN);
   }
@@ -29,7 +29,8 @@ MpiTransport::MpiTransport(MPI_Comm comm, size_t max_chunk)
 }
 
 MpiTransport::~MpiTransport() {
-  for (MPI_Comm* mine : {&comm_, &data_comm_, &bulk_comm_})
+  for (MPI_Comm& group : group_comms_) MPI_Comm_free(&group);
+  for (MPI_Comm* mine : {&comm_, &data_comm_, &bulk_comm_, &group_parent_})
     if (*mine != MPI_COMM_NULL) MPI_Comm_free(mine);
 }
 
@@ -168,6 +169,60 @@ void MpiTransport::receive_chunk(int source, int tag, void* data, size_t bytes, 
   MPI_Request request;
   check(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, source, tag, bulk_comm_, &request),
         "MPI_Irecv (chunk)");
+  add_request(request, op);
+}
+
+int MpiTransport::create_group(const std::vector<int32_t>& members, int tag) {
+  if (int id = find_group(members)) return id;
+  // Created without the lock: MPI_Comm_create_group blocks until every member
+  // joins, and meanwhile the polling thread must go on moving the data the
+  // other members' programs may wait for before they can join. One thread
+  // creates groups, so no set is created twice.
+  MPI_Group all, group;
+  MPI_Comm_group(group_parent_, &all);
+  MPI_Group_incl(all, static_cast<int>(members.size()), members.data(), &group);
+  MPI_Comm comm = MPI_COMM_NULL;
+  const int code = MPI_Comm_create_group(group_parent_, group, tag, &comm);
+  MPI_Group_free(&group);
+  MPI_Group_free(&all);
+  if (code == MPI_SUCCESS && comm == MPI_COMM_NULL)
+    throw std::runtime_error("taskgrid: rank " + std::to_string(rank_) +
+                             " created a broadcast group it is not a member of");
+  check(code, "MPI_Comm_create_group (broadcast group)");
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  bool local = false;
+  for (int32_t member : members) local |= member != rank_ && same_node(member);
+  std::lock_guard lock(groups_mutex_);
+  group_comms_.push_back(comm);
+  group_copies_locally_.push_back(local);
+  const int id = static_cast<int>(group_comms_.size());
+  group_ids_.emplace(members, id);
+  return id;
+}
+
+int MpiTransport::find_group(const std::vector<int32_t>& members) {
+  std::lock_guard lock(groups_mutex_);
+  auto it = group_ids_.find(members);
+  return it == group_ids_.end() ? 0 : it->second;
+}
+
+void MpiTransport::broadcast_chunk(int group, int root, void* data, size_t bytes, uint64_t cookie) {
+  if (bytes > max_chunk_) throw std::logic_error("taskgrid: a chunk larger than the chunk limit");
+  MPI_Comm comm;
+  bool local;
+  {
+    std::lock_guard lock(groups_mutex_);
+    comm = group_comms_.at(static_cast<size_t>(group - 1));
+    local = group_copies_locally_[static_cast<size_t>(group - 1)];
+  }
+  const uint32_t op = new_operation(Operation::Kind::data, cookie);
+  // MPI copies within the node only while every member polls (see copying_bulk_data).
+  if (local && bytes >= kBulkBytes) {
+    operations_[op].bulk = true;
+    bulk_operations_ += 1;
+  }
+  MPI_Request request;
+  check(MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, root, comm, &request), "MPI_Ibcast");
   add_request(request, op);
 }
 

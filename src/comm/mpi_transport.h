@@ -18,6 +18,8 @@
 
 #include <mpi.h>
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -45,6 +47,9 @@ class MpiTransport final : public Transport {
   void receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) override;
   void send_chunk(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) override;
   void receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) override;
+  int create_group(const std::vector<int32_t>& members, int tag) override;
+  int find_group(const std::vector<int32_t>& members) override;
+  void broadcast_chunk(int group, int root, void* data, size_t bytes, uint64_t cookie) override;
   bool poll(std::vector<uint64_t>& finished) override;
   size_t pending() const override;
   bool copying_bulk_data() const override { return bulk_operations_ > 0; }
@@ -96,9 +101,10 @@ class MpiTransport final : public Transport {
   template <typename Post>
   void for_each_chunk(void* data, size_t bytes, Post&& post) const;
 
-  MPI_Comm comm_ = MPI_COMM_NULL;       // control
-  MPI_Comm data_comm_ = MPI_COMM_NULL;  // single-message transfers (probed)
-  MPI_Comm bulk_comm_ = MPI_COMM_NULL;  // chunked transfers (pre-posted)
+  MPI_Comm comm_ = MPI_COMM_NULL;          // control
+  MPI_Comm data_comm_ = MPI_COMM_NULL;     // single-message transfers (probed)
+  MPI_Comm bulk_comm_ = MPI_COMM_NULL;     // chunked transfers (pre-posted)
+  MPI_Comm group_parent_ = MPI_COMM_NULL;  // parent of the broadcast groups' communicators
   int rank_ = 0;
   int size_ = 1;
   int max_tag_ = 32767;
@@ -113,6 +119,12 @@ class MpiTransport final : public Transport {
   std::vector<uint64_t> stash_finished_;  // deliveries found outside poll()
   size_t bulk_operations_ = 0;            // within the node, of kBulkBytes or more
   std::vector<int32_t> node_of_rank_;
+  // Broadcast groups: one communicator each (id = index + 1). The map is read
+  // by the polling thread and written by the creating one.
+  std::mutex groups_mutex_;
+  std::map<std::vector<int32_t>, int> group_ids_;
+  std::vector<MPI_Comm> group_comms_;
+  std::vector<bool> group_copies_locally_;  // a member shares this node
 };
 
 }  // namespace taskgrid::comm

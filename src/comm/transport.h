@@ -2,9 +2,12 @@
 // backend; a simulator backend (SimGrid S4U) can implement the same calls.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "comm/idle_backoff.h"
 
 namespace taskgrid::comm {
 
@@ -37,6 +40,19 @@ class Transport {
   virtual void receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) = 0;
   virtual size_t max_chunk() const = 0;
 
+  // Broadcast groups (the `mpi` broadcast strategy): a set of ranks that
+  // broadcast with the transport's own collective. Creating one is collective
+  // over its members and blocks until all joined; it may be called on a thread
+  // other than the polling one (`tag` tells concurrent creations apart).
+  // `members` are ascending ranks, this rank among them. Ids are > 0.
+  virtual int create_group(const std::vector<int32_t>& members, int tag) = 0;
+  // The group of `members` if it was created, else 0. Thread-safe.
+  virtual int find_group(const std::vector<int32_t>& members) = 0;
+  // One chunk of a broadcast from member index `root` of `group`: every
+  // member posts a group's chunks in the same order; `cookie` comes back from
+  // poll() when this rank's part is done.
+  virtual void broadcast_chunk(int group, int root, void* data, size_t bytes, uint64_t cookie) = 0;
+
   // Completes what it can without blocking; appends finished data cookies.
   // Returns true when anything completed (control sends included).
   virtual bool poll(std::vector<uint64_t>& finished) = 0;
@@ -53,6 +69,21 @@ class Transport {
   // Whether `bytes` to or from `peer` are bulk data copied within the node.
   bool copied_locally(int peer, size_t bytes) const {
     return bytes >= kBulkBytes && peer != rank() && same_node(peer);
+  }
+
+  // The engine's clock (batch ages, a pass's time budget): a simulator
+  // backend gives its simulated time.
+  virtual uint64_t now_ns() const {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  }
+
+  // How a driving thread with nothing to do waits: spin, yield, then sleep
+  // on `wakeup` (comm/idle_backoff.h). A simulator backend waits in
+  // simulated time instead.
+  virtual void idle(IdleBackoff& backoff, Wakeup& wakeup, bool streaming) {
+    backoff.idle(wakeup, streaming);
   }
 
   // Ends the whole job at once (after a fatal error on this rank).

@@ -1,33 +1,33 @@
 #include "data/directory.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 namespace taskgrid::data {
 
+void RankList::grow() {
+  const uint32_t capacity = (capacity_ > kInline ? capacity_ : kInline) * 2;
+  int* heap = new int[capacity];
+  std::copy(begin(), end(), heap);
+  if (capacity_ > kInline) delete[] heap_;
+  heap_ = heap;
+  capacity_ = capacity;
+}
+
 VersionInfo& Directory::add(uint64_t version, size_t bytes, int producer, double ready_at) {
-  // Built with its holder list already on the pool: moving it in keeps the
-  // pool (assigning a pool vector afterwards would not).
-  auto [it, inserted] = versions_.try_emplace(
-      version, VersionInfo{bytes, producer, std::pmr::vector<int>(1, producer, &memory_), ready_at});
-  if (!inserted) throw std::logic_error("directory: version " + std::to_string(version) + " added twice");
-  return it->second;
+  // Filled in place: the slot may hold a removed version's entry.
+  VersionInfo& info = versions_.claim(version);
+  info.bytes = bytes;
+  info.producer = producer;
+  info.holders.clear();
+  info.holders.push_back(producer);
+  info.ready_at = ready_at;
+  return info;
 }
 
-VersionInfo* Directory::find(uint64_t version) {
-  auto it = versions_.find(version);
-  return it == versions_.end() ? nullptr : &it->second;
-}
-
-const VersionInfo* Directory::find(uint64_t version) const {
-  auto it = versions_.find(version);
-  return it == versions_.end() ? nullptr : &it->second;
-}
-
-VersionInfo& Directory::at(uint64_t version) {
-  VersionInfo* info = find(version);
-  if (!info) throw std::logic_error("directory: version " + std::to_string(version) + " is not live");
-  return *info;
+void Directory::not_live(uint64_t version) {
+  throw std::logic_error("directory: version " + std::to_string(version) + " is not live");
 }
 
 void Directory::add_holder(uint64_t version, int rank) {
@@ -37,10 +37,7 @@ void Directory::add_holder(uint64_t version, int rank) {
 
 void Directory::remove(uint64_t version, std::vector<int>& holders) {
   holders.clear();
-  auto it = versions_.find(version);
-  if (it == versions_.end()) return;
-  holders.assign(it->second.holders.begin(), it->second.holders.end());
-  versions_.erase(it);
+  remove_each(version, [&](int rank) { holders.push_back(rank); });
 }
 
 }  // namespace taskgrid::data

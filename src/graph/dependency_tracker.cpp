@@ -5,60 +5,86 @@
 
 namespace taskgrid::graph {
 
-DataHandle DependencyTracker::add_handle(void* host, size_t bytes, uint64_t initial_version) {
-  handles_.push_back(HandleState{host, bytes, initial_version, 0, false});
-  return DataHandle{handles_.size()};
+DataHandle DependencyTracker::add_handle(void* host, size_t bytes, uint64_t initial_version,
+                                         int owner) {
+  const uint64_t id = next_id_++;
+  handles_.insert(id, HandleState{host, bytes, initial_version, 0, false, owner});
+  return DataHandle{id};
 }
 
-HandleState& DependencyTracker::state(DataHandle handle) {
-  return const_cast<HandleState&>(std::as_const(*this).state(handle));
+void DependencyTracker::throw_bad_handle(uint64_t id) const {
+  // Ids are handed out in order: below next_id_, a handle not tracked (or
+  // marked) is a released one.
+  if (id == 0 || id >= next_id_) throw Error("taskgrid: unknown data handle " + std::to_string(id));
+  throw Error("taskgrid: data handle " + std::to_string(id) + " was released");
 }
+
+HandleState& DependencyTracker::state(DataHandle handle) { return checked(handle.id); }
 
 const HandleState& DependencyTracker::state(DataHandle handle) const {
-  if (handle.id == 0 || handle.id > handles_.size())
-    throw Error("taskgrid: unknown data handle " + std::to_string(handle.id));
-  const HandleState& s = handles_[handle.id - 1];
-  if (s.released)
-    throw Error("taskgrid: data handle " + std::to_string(handle.id) + " was released");
-  return s;
+  return const_cast<DependencyTracker*>(this)->checked(handle.id);
+}
+
+void DependencyTracker::reject(const DataAccess* accesses, size_t done,
+                               const std::vector<ResolvedAccess>& resolved, uint64_t first_version,
+                               uint64_t& next_version) const {
+  for (size_t j = 0; j < done; ++j)
+    if (resolved[j].out_version) resolved[j].state->current_version = resolved[j].superseded;
+  next_version = first_version;
+  const DataAccess& access = accesses[done];
+  const HandleState* s = handles_.find(access.handle.id);
+  if (!s || s->released) throw_bad_handle(access.handle.id);
+  const auto mode = static_cast<unsigned>(access.mode);
+  if (mode < 1 || mode > 3)
+    throw Error("taskgrid: invalid access mode " + std::to_string(mode) + " for handle " +
+                std::to_string(access.handle.id));
+  throw Error("taskgrid: a task writes data handle " + std::to_string(access.handle.id) +
+              " through two accesses; use one inout access");
 }
 
 void DependencyTracker::resolve(const DataAccess* accesses, size_t count, uint64_t& next_version,
                                 std::vector<ResolvedAccess>& out) {
-  out.resize(count);
-  // Validate and read the current versions first, so that a read of a handle
-  // the same task writes sees the version before the task.
+  if (out.size() != count) out.resize(count);
+  ResolvedAccess* resolved = out.data();
+  // One pass: a handle written by an earlier access of this task is stamped
+  // with this call's number, so a later read of it still sees the version
+  // before the task and a second write is caught. A rejected task is undone.
+  const uint64_t stamp = ++resolves_;
+  const uint64_t first_version = next_version;
   for (size_t i = 0; i < count; ++i) {
     const DataAccess& access = accesses[i];
-    const HandleState& s = state(access.handle);
-    const auto mode = static_cast<uint8_t>(access.mode);
-    if (mode < 1 || mode > 3)
-      throw Error("taskgrid: invalid access mode " + std::to_string(mode) + " for handle " +
-                  std::to_string(access.handle.id));
-    ResolvedAccess& r = out[i];
-    r = ResolvedAccess{access.handle.id, access.mode, s.bytes, 0, 0, 0};
-    if (access.mode != AccessMode::out) r.in_version = s.current_version;
-    if (access.mode != AccessMode::in) {
-      for (size_t j = 0; j < i; ++j) {
-        if (out[j].handle == r.handle && out[j].mode != AccessMode::in)
-          throw Error("taskgrid: a task writes data handle " + std::to_string(r.handle) +
-                      " through two accesses; use one inout access");
-      }
+    HandleState* s = handles_.find(access.handle.id);
+    const AccessMode mode = access.mode;
+    if (!s || s->released || static_cast<uint8_t>(mode) - 1u > 2u)
+      reject(accesses, i, out, first_version, next_version);
+    const bool written_here = s->written_by == stamp;
+    ResolvedAccess& r = resolved[i];
+    r.handle = access.handle.id;
+    r.mode = mode;
+    r.bytes = s->bytes;
+    r.in_version = mode == AccessMode::out ? 0 : written_here ? s->before_task : s->current_version;
+    r.owner = s->owner;
+    r.state = s;
+    if (mode == AccessMode::in) {
+      r.out_version = 0;
+      r.superseded = 0;
+      continue;
     }
-  }
-  for (ResolvedAccess& r : out) {
-    if (r.mode == AccessMode::in) continue;
-    HandleState& s = handles_[r.handle - 1];
-    r.superseded = s.current_version;
+    if (written_here) reject(accesses, i, out, first_version, next_version);
+    s->written_by = stamp;
+    s->before_task = s->current_version;
+    r.superseded = s->current_version;
     r.out_version = next_version++;
-    s.current_version = r.out_version;
+    s->current_version = r.out_version;
   }
 }
 
 uint64_t DependencyTracker::release(DataHandle handle) {
-  HandleState& s = state(handle);
+  HandleState& s = checked(handle.id);
   s.released = true;
-  return s.current_version;
+  const uint64_t version = s.current_version;
+  if (s.tasks_in_flight == 0) handles_.erase(handle.id);
+  return version;
 }
 
 }  // namespace taskgrid::graph

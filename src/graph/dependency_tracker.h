@@ -6,11 +6,17 @@
 //  - write-after-write: successive writers create successive versions.
 // The engine turns "needs version v" into waiting for v; nothing else orders
 // tasks. The tracker is planner state, used by one thread at a time.
+//
+// Handles are numbered 1, 2, ... and kept in a sliding table by id
+// (data/sliding_id_table.h); a released handle is forgotten once no task in
+// flight uses it, so a program that keeps entering and releasing handles
+// runs in bounded memory.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "data/sliding_id_table.h"
 #include "taskgrid/taskgrid.hpp"
 
 namespace taskgrid::graph {
@@ -21,6 +27,11 @@ struct HandleState {
   uint64_t current_version = 0;
   uint64_t tasks_in_flight = 0;  // submitted tasks accessing it, not completed
   bool released = false;
+  int owner = 0;  // the rank its first version starts on (planner's choice)
+  // Set by resolve() when the task it resolves writes the handle: later
+  // accesses of that task read the version before it and may not write again.
+  uint64_t written_by = 0;  // resolve() call number
+  uint64_t before_task = 0;
 };
 
 // What one access of a task resolves to.
@@ -31,12 +42,16 @@ struct ResolvedAccess {
   uint64_t in_version = 0;   // read: the current version before the task
   uint64_t out_version = 0;  // write: the version the task creates
   uint64_t superseded = 0;   // write: the version this one replaces
+  int owner = 0;             // the handle's owner (HandleState::owner)
+  // The handle's state; valid until the tracker's next add_handle, release
+  // or task_done.
+  HandleState* state = nullptr;
 };
 
 class DependencyTracker {
  public:
   // Registers a buffer whose first version is `initial_version`.
-  DataHandle add_handle(void* host, size_t bytes, uint64_t initial_version);
+  DataHandle add_handle(void* host, size_t bytes, uint64_t initial_version, int owner = 0);
   // Throws Error for an unknown or released handle.
   HandleState& state(DataHandle handle);
   const HandleState& state(DataHandle handle) const;
@@ -44,19 +59,54 @@ class DependencyTracker {
   // Resolves a task's accesses in order. Reads see the versions current
   // before the task (also when the same handle is written by the task);
   // a handle may be written by at most one access of a task. New version
-  // ids come from `next_version`. Throws Error on misuse.
+  // ids come from `next_version`. Throws Error on misuse (and then changes
+  // nothing).
   void resolve(const DataAccess* accesses, size_t count, uint64_t& next_version,
                std::vector<ResolvedAccess>& out);
+  // A task resolved just now (no other change to the tracker since) is in
+  // flight: counts it on the handle of each of its accesses.
+  static void count_in_flight(const std::vector<ResolvedAccess>& resolved) {
+    for (const ResolvedAccess& r : resolved) r.state->tasks_in_flight += 1;
+  }
+  // A task in flight on `handle_id` finished (once per access counted).
+  // True when the handle has no task in flight left; a released handle is
+  // then forgotten.
+  bool task_done(uint64_t handle_id) {
+    HandleState* s = handles_.find(handle_id);
+    if (!s || --s->tasks_in_flight != 0) return false;
+    if (s->released) handles_.erase(handle_id);
+    return true;
+  }
 
-  // State by id, released or not (completions of tasks on released handles).
-  HandleState& any_state(uint64_t handle_id) { return handles_.at(handle_id - 1); }
+  // State by id, released or not; nullptr once a released handle is forgotten.
+  HandleState* any_state(uint64_t handle_id) { return handles_.find(handle_id); }
 
   // Marks a handle released; its current version is returned for retirement.
   uint64_t release(DataHandle handle);
-  size_t size() const { return handles_.size(); }
+  // Handles entered so far (released ones included).
+  size_t size() const { return next_id_ - 1; }
+  uint64_t next_handle_id() const { return next_id_; }
+  // Handles still tracked (not released, or released with tasks in flight),
+  // and the slots of the table that holds them (for tests).
+  size_t tracked() const { return handles_.size(); }
+  size_t table_capacity() const { return handles_.capacity(); }
 
  private:
-  std::vector<HandleState> handles_;  // handle id - 1
+  [[noreturn]] void throw_bad_handle(uint64_t id) const;
+  // Undoes the first `done` accesses of a rejected task, then throws for
+  // access `done`.
+  [[noreturn]] void reject(const DataAccess* accesses, size_t done,
+                           const std::vector<ResolvedAccess>& resolved, uint64_t first_version,
+                           uint64_t& next_version) const;
+  HandleState& checked(uint64_t id) {
+    HandleState* s = handles_.find(id);
+    if (!s || s->released) throw_bad_handle(id);
+    return *s;
+  }
+
+  data::SlidingIdTable<HandleState> handles_{"data handle", 1024};
+  uint64_t next_id_ = 1;
+  uint64_t resolves_ = 0;  // resolve() calls so far
 };
 
 }  // namespace taskgrid::graph

@@ -1,7 +1,5 @@
 // The public API (include/taskgrid/taskgrid.hpp): process-wide runtime state,
 // start-up (MPI, options, calibration, engine) and shutdown.
-#include <mpi.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -9,38 +7,32 @@
 #include <string>
 #include <thread>
 
-#include "comm/mpi_transport.h"
+#include "comm/mpi_backend.h"
+#include "engine/engine.h"
+#include "exec/task_channels.h"
 #include "runtime/divergence_check.h"
-#include "runtime/engine.h"
+#include "runtime/failure.h"
 #include "runtime/options.h"
 #include "runtime/planner.h"
 #include "trace/trace.h"
 
 namespace taskgrid {
 
-void* TaskContext::data(size_t index) const {
-  if (index >= num_data_)
-    throw Error("TaskContext::data(" + std::to_string(index) + "): the task has " +
-                std::to_string(num_data_) + " data accesses");
-  return buffers_[index].data;
-}
-
-size_t TaskContext::size(size_t index) const {
-  if (index >= num_data_)
-    throw Error("TaskContext::size(" + std::to_string(index) + "): the task has " +
-                std::to_string(num_data_) + " data accesses");
-  return buffers_[index].size;
+void TaskContext::bad_index(const char* call, size_t index) const {
+  throw Error(std::string("TaskContext::") + call + "(" + std::to_string(index) +
+              "): the task has " + std::to_string(num_data_) + " data accesses");
 }
 
 namespace {
 
 struct Runtime {
   runtime::RuntimeOptions options;
-  bool initialized_mpi = false;
-  std::unique_ptr<comm::MpiTransport> transport;
+  // MPI: the transport, the bookkeeping collectives (start-up figures,
+  // divergence check, stats, trace, exit status) and the channels.
+  std::unique_ptr<comm::MpiBackend> backend;
+  comm::Transport* transport = nullptr;
+  comm::Collectives* collectives = nullptr;
   std::unique_ptr<runtime::Engine> engine;
-  std::vector<MPI_Comm> channels;
-  MPI_Comm collectives = MPI_COMM_NULL;  // parent of the MPI broadcasts' communicators
   std::unique_ptr<runtime::DivergenceCheck> divergence;
   std::unique_ptr<runtime::Planner> planner;
   std::thread engine_thread;
@@ -73,58 +65,17 @@ void exit_guard() {
   std::_Exit(1);
 }
 
-// Latency from small messages, bandwidth from 1 MiB ones (ranks 0 and 1).
-void ping_pong(MPI_Comm comm, int rank, runtime::PlannerConfig& config) {
-  const int peer = 1 - rank;
-  constexpr int kTag = 7;
-  constexpr int kSmallRounds = 20, kLargeRounds = 4;
-  constexpr size_t kLarge = size_t{1} << 20;
-  std::vector<char> buffer(kLarge);
-  auto rounds = [&](int count, int bytes) {
-    const double start = MPI_Wtime();
-    for (int i = 0; i < count; ++i) {
-      if (rank == 0) {
-        MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, kTag, comm);
-        MPI_Recv(buffer.data(), bytes, MPI_BYTE, peer, kTag, comm, MPI_STATUS_IGNORE);
-      } else {
-        MPI_Recv(buffer.data(), bytes, MPI_BYTE, peer, kTag, comm, MPI_STATUS_IGNORE);
-        MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, kTag, comm);
-      }
-    }
-    return (MPI_Wtime() - start) / (2.0 * count);
-  };
-  rounds(2, 8);  // warm the connection
-  const double latency = rounds(kSmallRounds, 8);
-  const double large = rounds(kLargeRounds, static_cast<int>(kLarge));
-  if (rank == 0) {
-    config.latency_seconds = std::max(latency, 1e-7);
-    config.bandwidth_bytes_per_second =
-        static_cast<double>(kLarge) / std::max(large - latency, 1e-7);
-  }
-}
-
-// The cost model's network figures, measured by ranks 0 and 1 and given to
-// every rank (spmd planners must all choose the same broadcast plans).
-void calibrate(MPI_Comm comm, int rank, runtime::PlannerConfig& config) {
-  if (rank <= 1) ping_pong(comm, rank, config);
-  double measured[2] = {config.latency_seconds, config.bandwidth_bytes_per_second};
-  MPI_Bcast(measured, 2, MPI_DOUBLE, 0, comm);
-  config.latency_seconds = measured[0];
-  config.bandwidth_bytes_per_second = measured[1];
-}
-
-void print_stats(MPI_Comm comm, const runtime::EngineStats& stats, int rank, int size) {
-  constexpr int kFields = sizeof(runtime::EngineStats) / sizeof(uint64_t);
-  std::vector<uint64_t> all(static_cast<size_t>(kFields * size));
-  MPI_Gather(&stats, kFields, MPI_UINT64_T, all.data(), kFields, MPI_UINT64_T, 0, comm);
-  if (rank != 0) return;
+void print_stats(comm::Collectives& collectives, const runtime::EngineStats& stats) {
+  const std::vector<std::vector<char>> all = collectives.gather(0, &stats, sizeof stats);
+  if (collectives.rank() != 0) return;
+  const int size = collectives.size();
   std::fprintf(
       stderr,
       "taskgrid stats: rank  tasks  task_ms  data_sent(msgs/bytes)  "
       "data_received(msgs/bytes)  control_sent(msgs/bytes)  control_received  reclaimed\n");
   for (int r = 0; r < size; ++r) {
     runtime::EngineStats s;
-    std::memcpy(static_cast<void*>(&s), all.data() + r * kFields, sizeof s);
+    std::memcpy(static_cast<void*>(&s), all[static_cast<size_t>(r)].data(), sizeof s);
     std::fprintf(
         stderr,
         "taskgrid stats: %4d %6llu %8.3f %8llu/%-12llu %8llu/%-12llu %8llu/%-12llu %8llu %9llu\n",
@@ -140,7 +91,7 @@ void print_stats(MPI_Comm comm, const runtime::EngineStats& stats, int rank, int
   }
   for (int r = 0; r < size; ++r) {
     runtime::EngineStats s;
-    std::memcpy(static_cast<void*>(&s), all.data() + r * kFields, sizeof s);
+    std::memcpy(static_cast<void*>(&s), all[static_cast<size_t>(r)].data(), sizeof s);
     std::fprintf(stderr,
                  "taskgrid bcast stats: rank %d rooted %llu routes_received %llu chunks_sent %llu "
                  "chunks_received %llu mpi_bcasts %llu\n",
@@ -152,50 +103,31 @@ void print_stats(MPI_Comm comm, const runtime::EngineStats& stats, int rank, int
   }
 }
 
-// MPI_Finalize with a deadline: a rank whose finalize hangs (seen with
-// Debian's MPICH over TCP, after all the job's work is done) still exits,
-// with the status the program chose, instead of holding the job forever.
-void finalize_within(int seconds, int rank, int exit_status) {
-  if (seconds > 0) {
-    std::thread([seconds, rank, exit_status] {
-      std::this_thread::sleep_for(std::chrono::seconds(seconds));
-      std::fprintf(stderr,
-                   "warning: taskgrid: rank %d: MPI_Finalize did not return within %d s "
-                   "(TASKGRID_FINALIZE_TIMEOUT); exiting with status %d\n",
-                   rank, seconds, exit_status);
-      std::fflush(stderr);
-      std::fflush(stdout);
-      std::_Exit(exit_status);
-    }).detach();
-  }
-  MPI_Finalize();
-}
-
 // Common end of every rank: statistics, trace, MPI. Returns the job's exit
 // status, the largest of the ranks' (every rank exits with it): when
 // MPI_Finalize hangs and ranks leave one by one, the launcher may report any
 // rank's status, or end the job at the first exit.
 int shut_down_rank(int exit_status) {
   Runtime& rt = *state;
-  const MPI_Comm comm = rt.transport->communicator();
-  MPI_Allreduce(MPI_IN_PLACE, &exit_status, 1, MPI_INT, MPI_MAX, comm);
-  if (rt.options.stats)
-    print_stats(comm, rt.engine->stats(), rt.transport->rank(), rt.transport->size());
-  trace::write_job_trace(comm);
+  comm::Collectives& collectives = *rt.collectives;
+  exit_status = static_cast<int>(collectives.max_over_ranks(exit_status));
+  if (rt.options.stats) print_stats(collectives, rt.engine->stats());
+  trace::write_job_trace(collectives);
   rt.planner.reset();
   rt.divergence.reset();
   rt.engine.reset();
-  for (MPI_Comm& channel : rt.channels) MPI_Comm_free(&channel);
-  MPI_Comm_free(&rt.collectives);
   runtime::set_abort_transport(nullptr);
   const int rank = rt.transport->rank();
-  rt.transport.reset();
+  rt.transport = nullptr;
+  rt.collectives = nullptr;
   finished = true;
-  // Rank 0 gives up first (the others a second later): the launcher may end
-  // the job at the first exit, and rank 0's words are the ones a user reads.
+  // MPI_Finalize under a deadline (it sometimes never returns with Debian's
+  // MPICH over TCP, after the work is done). Rank 0 gives up first (the
+  // others a second later): the launcher may end the job at the first exit,
+  // and rank 0's words are the ones a user reads.
   const int timeout = rt.options.finalize_timeout_seconds;
-  if (rt.initialized_mpi)
-    finalize_within(timeout > 0 && rank > 0 ? timeout + 1 : timeout, rank, exit_status);
+  rt.backend->finish(timeout > 0 && rank > 0 ? timeout + 1 : timeout, exit_status);
+  rt.backend.reset();
   delete state;
   state = nullptr;
   return exit_status;
@@ -209,23 +141,14 @@ void start(int* argc, char*** argv) {
   auto rt = std::make_unique<Runtime>();
   rt->options = runtime::read_options_from_environment();  // throws before MPI on bad values
 
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  int provided = 0;
-  if (!initialized) {
-    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-    rt->initialized_mpi = true;
-  } else {
-    MPI_Query_thread(&provided);
+  try {
+    rt->backend = std::make_unique<comm::MpiBackend>(argc, argv, rt->options.chunk_bytes);
+  } catch (const std::runtime_error& error) {
+    throw Error(std::string("taskgrid::start: ") + error.what());
   }
-  // Only the engine thread talks to MPI, but a failing task aborts from its
-  // own thread; the program's MPI calls must not interleave with ours.
-  if (provided < MPI_THREAD_SERIALIZED)
-    throw Error("taskgrid::start: MPI provides thread level " + std::to_string(provided) +
-                "; TaskGrid needs MPI_THREAD_MULTIPLE (initialise MPI with MPI_Init_thread)");
-
-  rt->transport = std::make_unique<comm::MpiTransport>(MPI_COMM_WORLD, rt->options.chunk_bytes);
-  comm::MpiTransport& transport = *rt->transport;
+  rt->transport = &rt->backend->transport();
+  rt->collectives = &rt->backend->collectives();
+  comm::Transport& transport = *rt->transport;
   const int rank = transport.rank();
   runtime::set_abort_transport(&transport);
   trace::configure(rank);
@@ -239,19 +162,21 @@ void start(int* argc, char*** argv) {
   config.scheduler = rt->options.scheduler;
   config.threads_per_rank = rt->options.threads > 0
                                 ? rt->options.threads
-                                : runtime::default_threads(transport.communicator());
-  if (config.ranks > 1) calibrate(transport.communicator(), rank, config);
-  config.node_of_rank = transport.node_of_rank();
+                                : runtime::default_threads(rt->collectives->ranks_on_node());
+  if (config.ranks > 1) {
+    // The cost model's network figures, the same on every rank (spmd
+    // planners must all choose the same broadcast plans).
+    const comm::LinkEstimate link = rt->collectives->measure_link();
+    config.latency_seconds = link.latency_seconds;
+    config.bandwidth_bytes_per_second = link.bandwidth_bytes_per_second;
+  }
+  config.node_of_rank = rt->backend->node_of_rank();
 
   // spmd: every rank plans for itself and is its own "head" for completions.
   // One communicator per task-aware channel (collective: every rank, here).
-  for (int c = 0; c < rt->options.channels; ++c) {
-    MPI_Comm channel;
-    MPI_Comm_dup(transport.communicator(), &channel);
-    // Errors come back as codes, so the engine can name the failing task.
-    MPI_Comm_set_errhandler(channel, MPI_ERRORS_RETURN);
-    rt->channels.push_back(channel);
-  }
+  std::unique_ptr<exec::TaskChannels> channels;
+  if (rt->options.channels > 0)
+    channels = rt->backend->make_channels(rt->options.channels, &runtime::fail_job);
   config.channels = rt->options.channels;
   // cluster: the head plans every rank's tasks, so its window covers them all.
   config.window = rt->options.window * static_cast<uint64_t>(spmd ? 1 : config.ranks);
@@ -259,13 +184,11 @@ void start(int* argc, char*** argv) {
   config.broadcast_min_bytes = rt->options.broadcast_min_bytes;
   config.broadcast_chunk = rt->options.broadcast_chunk;
   config.max_message = transport.max_chunk();
-  MPI_Comm_dup(transport.communicator(), &rt->collectives);
-  MPI_Comm_set_errhandler(rt->collectives, MPI_ERRORS_RETURN);
   rt->engine = std::make_unique<runtime::Engine>(transport, config.threads_per_rank,
-                                                 spmd ? rank : 0, rt->channels, rt->collectives);
-  rt->engine->set_engine_creates_comms(!spmd);
+                                                 spmd ? rank : 0, std::move(channels));
+  rt->engine->set_engine_creates_groups(!spmd);
   if (spmd && rt->options.divergence_interval > 0) {
-    rt->divergence = std::make_unique<runtime::DivergenceCheck>(transport.communicator(),
+    rt->divergence = std::make_unique<runtime::DivergenceCheck>(*rt->collectives,
                                                                 rt->options.divergence_interval);
     config.divergence = rt->divergence.get();
   }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "comm/wire.h"
@@ -22,6 +23,15 @@ class CommandSink {
   // (ascending ranks) now, at a point of the program every member reaches
   // (collective over the members, blocking; `tag` tells concurrent set-ups apart).
   virtual void prepare_broadcast_group(const std::vector<int32_t>& members, int tag) = 0;
+  // The thread model: a program thread that must wait runs the engine's
+  // progress loop itself until `done()` (called without the caller's locks)
+  // holds, instead of sleeping while another thread does the work. Returns
+  // false, at once, when this sink cannot be driven by the caller; the
+  // caller then waits for the listener's callbacks.
+  virtual bool drive_until(const std::function<bool()>& done) {
+    (void)done;
+    return false;
+  }
 };
 
 // What the engine reports to the planner that plans for it (the head in

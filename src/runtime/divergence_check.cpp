@@ -1,37 +1,72 @@
 #include "runtime/divergence_check.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <bit>
 #include <cstring>
+#include <vector>
 
-#include "runtime/engine.h"
+#include "runtime/failure.h"
 #include "runtime/function_registry.h"
 
 namespace taskgrid::runtime {
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t value) {
-  // A splitmix step: order-sensitive, cheap, well spread.
-  h ^= value + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-  h ^= h >> 31;
-  h *= 0xBF58476D1CE4E5B9ULL;
-  return h ^ (h >> 29);
+// Marks an enter_data record's shape (a task's shape stays below 2^63).
+constexpr uint64_t kData = uint64_t{1} << 63;
+// One per kind of word pair, so that pairs of different kinds never collide.
+constexpr uint64_t kHeadSeed = 0x9E3779B97F4A7C15ULL;
+constexpr uint64_t kAccessSeed = 0xBF58476D1CE4E5B9ULL;
+constexpr uint64_t kArgsSeed = 0x94D049BB133111EBULL;
+
+__extension__ typedef unsigned __int128 Wide;
+
+// Two words into the hash with one 64x64-bit multiply, both halves of the
+// product folded: every input bit reaches every output bit, so a difference
+// anywhere in a submission changes the hash, and no structured pair of
+// differences cancels out (as two top-bit flips would in a plain
+// multiply-xor). The seed keeps a zero second word from zeroing the product;
+// the first factor is zero only when the word equals the running hash, which
+// is never 0 to start with and looks random after that.
+inline uint64_t mix(uint64_t hash, uint64_t a, uint64_t b, uint64_t seed) {
+  const Wide product = static_cast<Wide>(hash ^ a) * (b ^ seed);
+  return static_cast<uint64_t>(product) ^ static_cast<uint64_t>(product >> 64);
 }
 
-uint64_t bytes_digest(const void* data, size_t bytes) {
-  uint64_t h = bytes;
+inline uint64_t access_word(const DataAccess& access) {
+  return access.handle.id * 4 + static_cast<uint64_t>(access.mode);
+}
+
+inline uint64_t load64(const unsigned char* p) {
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+  return word;
+}
+
+inline uint64_t load32(const unsigned char* p) {
+  uint32_t word;
+  std::memcpy(&word, p, 4);
+  return word;
+}
+
+// The argument bytes, 16 at a time. The last pair of words may overlap the
+// one before it: with the length already hashed, that still covers every
+// byte at a fixed place.
+inline uint64_t mix_bytes(uint64_t hash, const void* data, size_t bytes) {
   const auto* p = static_cast<const unsigned char*>(data);
-  size_t i = 0;
-  for (; i + 8 <= bytes; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, p + i, 8);
-    h = mix(h, word);
+  if (bytes > 16) {
+    const unsigned char* last = p + bytes - 16;
+    for (; p < last; p += 16) hash = mix(hash, load64(p), load64(p + 8), kArgsSeed);
+    return mix(hash, load64(last), load64(last + 8), kArgsSeed);
   }
-  for (; i < bytes; ++i) h = mix(h, p[i]);
-  return h;
+  if (bytes > 8) return mix(hash, load64(p), load64(p + bytes - 8), kArgsSeed);
+  if (bytes >= 4) return mix(hash, load32(p) | load32(p + bytes - 4) << 32, 0, kArgsSeed);
+  if (bytes > 0)
+    return mix(hash, p[0] | uint64_t{p[bytes / 2]} << 8 | uint64_t{p[bytes - 1]} << 16, 0,
+               kArgsSeed);
+  return hash;
 }
 
-const char* mode_name(uint8_t mode) {
+const char* mode_name(uint64_t mode) {
   switch (mode) {
     case 1:
       return "in";
@@ -44,130 +79,129 @@ const char* mode_name(uint8_t mode) {
 
 }  // namespace
 
-DivergenceCheck::DivergenceCheck(MPI_Comm comm, uint64_t interval)
-    : interval_(std::max<uint64_t>(1, interval)) {
-  MPI_Comm_dup(comm, &comm_);
-  MPI_Comm_rank(comm_, &rank_);
+DivergenceCheck::DivergenceCheck(comm::Collectives& collectives, uint64_t interval)
+    : collectives_(collectives), interval_(std::clamp<uint64_t>(interval, 1, kMaxInterval)) {
+  // Twice the interval: room for enter_data calls between check points.
+  const uint64_t capacity = std::bit_ceil(std::max<uint64_t>(64, 2 * interval_));
+  mask_ = capacity - 1;
+  ring_ = std::make_unique<Record[]>(capacity);
 }
 
-DivergenceCheck::~DivergenceCheck() {
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-}
-
-void DivergenceCheck::fold(const Submission& s) {
-  hash_ = mix(hash_, s.digest);
-  count_ += 1;
-  since_check_ += 1;
-  window_.push_back(s);
-}
+DivergenceCheck::~DivergenceCheck() = default;
 
 void DivergenceCheck::record_task(uint32_t function, const DataAccess* accesses, size_t count,
                                   int rank_hint, const void* args, size_t args_bytes) {
-  Submission s{};
-  s.function = function;
-  s.accesses = static_cast<uint32_t>(count);
-  s.hint = rank_hint;
-  s.bytes = args_bytes;
-  uint64_t d = mix(function, static_cast<uint64_t>(rank_hint) + 1);
-  for (size_t i = 0; i < count; ++i) {
-    d = mix(d, accesses[i].handle.id * 4 + static_cast<uint64_t>(accesses[i].mode));
-    if (i < 3) {
-      s.first_handles[i] = accesses[i].handle.id;
-      s.first_modes[i] = static_cast<uint8_t>(accesses[i].mode);
+  Record& record = ring_[count_ & mask_];
+  const uint64_t head = function | uint64_t{static_cast<uint32_t>(rank_hint)} << 32;
+  const uint64_t shape = count | uint64_t{args_bytes} << 32;
+  record.head = head;
+  record.shape = shape;
+  uint64_t hash = mix(hash_, head, shape, kHeadSeed);
+  // Accesses in pairs; the first four are also kept for the report.
+  size_t i = 0;
+  for (; i + 1 < count; i += 2) {
+    const uint64_t a = access_word(accesses[i]), b = access_word(accesses[i + 1]);
+    if (i < 4) {
+      record.words[i] = a;
+      record.words[i + 1] = b;
     }
+    hash = mix(hash, a, b, kAccessSeed);
   }
-  s.digest = mix(d, bytes_digest(args, args_bytes));
-  fold(s);
+  if (i < count) {
+    const uint64_t a = access_word(accesses[i]);
+    if (i < 4) record.words[i] = a;
+    hash = mix(hash, a, 0, kAccessSeed);
+  }
+  hash = mix_bytes(hash, args, args_bytes);
+  record.hash = hash;
+  hash_ = hash;
+  count_ += 1;
 }
 
 void DivergenceCheck::record_data(size_t bytes, int owner) {
-  Submission s{};
-  s.hint = owner;
-  s.bytes = bytes;
-  s.digest = mix(mix(0xDA7A, bytes), static_cast<uint64_t>(owner) + 1);
-  fold(s);
+  Record& record = ring_[count_ & mask_];
+  record.head = uint64_t{static_cast<uint32_t>(owner)} << 32;
+  record.shape = bytes | kData;
+  hash_ = mix(hash_, record.head, record.shape, kHeadSeed);
+  record.hash = hash_;
+  count_ += 1;
 }
 
 void DivergenceCheck::check() {
+  const std::optional<std::string> report = compare();
+  if (!report) return;
+  if (collectives_.rank() == 0) fail_job(0, *report);
+  // Let rank 0 print its full message; it aborts the job for everyone.
+  collectives_.barrier();
+  fail_job(collectives_.rank(), "spmd ranks submitted different sequences (details on rank 0)");
+}
+
+std::optional<std::string> DivergenceCheck::compare() {
   // max and min of (count, hash) agree iff every rank has the same pair.
-  uint64_t mine[4] = {count_, hash_, ~count_, ~hash_};
-  uint64_t reduced[4];
-  MPI_Allreduce(mine, reduced, 4, MPI_UINT64_T, MPI_MAX, comm_);
-  since_check_ = 0;
-  if (reduced[0] == ~reduced[2] && reduced[1] == ~reduced[3]) {
+  uint64_t values[4] = {count_, hash_, ~count_, ~hash_};
+  collectives_.allreduce_max(values, 4);
+  if (values[0] == ~values[2] && values[1] == ~values[3]) {
     window_start_ = count_;
-    window_.clear();
-    return;
+    return std::nullopt;
   }
-  report_divergence();
+  return report();
 }
 
-std::string DivergenceCheck::describe(size_t index) const {
-  const uint64_t number = window_start_ + index + 1;
-  if (index >= window_.size())
-    return "submitted nothing as submission #" + std::to_string(number) + " (it has " +
-           std::to_string(count_) + ")";
-  const Submission& s = window_[index];
-  if (s.function == 0)
-    return "submission #" + std::to_string(number) + " is enter_data(" + std::to_string(s.bytes) +
-           " bytes, owner " + std::to_string(s.hint) + ")";
-  const detail::RegisteredFunction* f = detail::find_function(FunctionId{s.function});
-  std::string text = "submission #" + std::to_string(number) + " is task '" +
-                     (f ? f->name : "?") + "' with " + std::to_string(s.accesses) + " accesses (";
-  for (uint32_t i = 0; i < std::min<uint32_t>(s.accesses, 3); ++i)
-    text += std::string(i ? ", " : "") + mode_name(s.first_modes[i]) + " handle " +
-            std::to_string(s.first_handles[i]);
-  if (s.accesses > 3) text += ", ...";
-  text += "), rank hint " + std::to_string(s.hint) + ", " + std::to_string(s.bytes) + " argument bytes";
-  return text;
-}
-
-void DivergenceCheck::report_divergence() {
-  int size = 1;
-  MPI_Comm_size(comm_, &size);
-  // Find the first position where the ranks' submission digests differ.
-  uint64_t length = window_.size(), longest = 0;
-  MPI_Allreduce(&length, &longest, 1, MPI_UINT64_T, MPI_MAX, comm_);
-  std::vector<uint64_t> high(longest), low(longest);
-  for (uint64_t i = 0; i < longest; ++i) {
-    // Missing submissions count as a digest no real one has.
-    const uint64_t d = i < window_.size() ? window_[i].digest : 0;
-    high[i] = d;
-    low[i] = ~d;
+std::string DivergenceCheck::report() {
+  // Every rank agreed up to window_start_. Compare the positions after it
+  // that every rank still holds, up to the end of the longest sequence.
+  const uint64_t capacity = mask_ + 1;
+  uint64_t bounds[2] = {std::max(window_start_, count_ > capacity ? count_ - capacity : 0), count_};
+  collectives_.allreduce_max(bounds, 2);
+  const uint64_t begin = bounds[0], end = bounds[1];
+  std::vector<uint64_t> hashes(2 * (end - begin));
+  for (uint64_t p = begin; p < end; ++p) {
+    // A missing submission counts as a hash no real one has.
+    const uint64_t h = p < count_ ? ring_[p & mask_].hash : 0;
+    hashes[2 * (p - begin)] = h;
+    hashes[2 * (p - begin) + 1] = ~h;
   }
-  std::vector<uint64_t> high_all(longest), low_all(longest);
-  MPI_Allreduce(high.data(), high_all.data(), static_cast<int>(longest), MPI_UINT64_T, MPI_MAX, comm_);
-  MPI_Allreduce(low.data(), low_all.data(), static_cast<int>(longest), MPI_UINT64_T, MPI_MAX, comm_);
-  size_t first = 0;
-  while (first < longest && high_all[first] == ~low_all[first]) ++first;
+  collectives_.allreduce_max(hashes.data(), hashes.size());
+  // Before the first differing submission the running hashes are equal; from
+  // it on they differ.
+  uint64_t first = begin;
+  while (first < end && hashes[2 * (first - begin)] == ~hashes[2 * (first - begin) + 1]) ++first;
 
   // Every rank describes its own submission at that position; rank 0 prints.
   const std::string mine = describe(first);
-  int my_length = static_cast<int>(mine.size());
-  std::vector<int> lengths(static_cast<size_t>(size)), offsets(static_cast<size_t>(size));
-  MPI_Gather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm_);
-  std::string all;
-  if (rank_ == 0) {
-    int total = 0;
-    for (int r = 0; r < size; ++r) {
-      offsets[static_cast<size_t>(r)] = total;
-      total += lengths[static_cast<size_t>(r)];
-    }
-    all.resize(static_cast<size_t>(total));
-  }
-  MPI_Gatherv(mine.data(), my_length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
-              MPI_CHAR, 0, comm_);
-  if (rank_ == 0) {
-    std::string message = "spmd ranks submitted different sequences; first difference:";
-    for (int r = 0; r < size; ++r)
-      message += "\n  rank " + std::to_string(r) + ": " +
-                 all.substr(static_cast<size_t>(offsets[static_cast<size_t>(r)]),
-                            static_cast<size_t>(lengths[static_cast<size_t>(r)]));
-    fail_job(0, message);
-  }
-  // Let rank 0 print its full message; it aborts the job for everyone.
-  MPI_Barrier(comm_);
-  fail_job(rank_, "spmd ranks submitted different sequences (details on rank 0)");
+  const std::vector<std::vector<char>> all = collectives_.gather(0, mine.data(), mine.size());
+  if (collectives_.rank() != 0) return {};
+  std::string message = "spmd ranks submitted different sequences; first difference:";
+  for (size_t r = 0; r < all.size(); ++r)
+    message += "\n  rank " + std::to_string(r) + ": " + std::string(all[r].begin(), all[r].end());
+  if (first == begin && begin > window_start_)
+    message += "\n  (submissions #" + std::to_string(window_start_ + 1) + " to #" +
+               std::to_string(begin) + " are no longer recorded; the difference may be earlier)";
+  return message;
+}
+
+std::string DivergenceCheck::describe(uint64_t position) const {
+  const uint64_t number = position + 1;
+  if (position >= count_)
+    return "submitted nothing as submission #" + std::to_string(number) + " (it has " +
+           std::to_string(count_) + ")";
+  const Record& r = ring_[position & mask_];
+  const int hint = static_cast<int32_t>(static_cast<uint32_t>(r.head >> 32));
+  if (r.shape & kData)
+    return "submission #" + std::to_string(number) + " is enter_data(" +
+           std::to_string(r.shape & ~kData) + " bytes, owner " + std::to_string(hint) + ")";
+  const uint64_t accesses = r.shape & 0xFFFFFFFFu;
+  const detail::RegisteredFunction* f =
+      detail::find_function(FunctionId{static_cast<uint32_t>(r.head)});
+  std::string text = "submission #" + std::to_string(number) + " is task '" + (f ? f->name : "?") +
+                     "' with " + std::to_string(accesses) + " accesses (";
+  for (uint64_t i = 0; i < std::min<uint64_t>(accesses, 3); ++i)
+    text += std::string(i ? ", " : "") + mode_name(r.words[i] & 3) + " handle " +
+            std::to_string(r.words[i] >> 2);
+  if (accesses > 3) text += ", ...";
+  text += "), rank hint " + std::to_string(hint) + ", " + std::to_string(r.shape >> 32) +
+          " argument bytes";
+  return text;
 }
 
 }  // namespace taskgrid::runtime

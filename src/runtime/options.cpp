@@ -1,5 +1,6 @@
 #include "runtime/options.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -55,8 +56,8 @@ RuntimeOptions read_options_from_environment() {
         "TASKGRID_CHUNK_BYTES", value, 1, kNoLimit, "must be a positive number of bytes"));
   if (const char* value = variable("TASKGRID_CHECK_INTERVAL"))
     options.divergence_interval = static_cast<uint64_t>(
-        read_number("TASKGRID_CHECK_INTERVAL", value, 0, kNoLimit,
-                    "must be a number of submissions (0 turns the check off)"));
+        read_number("TASKGRID_CHECK_INTERVAL", value, 0, 8192,
+                    "must be a number of submissions from 0 (the check off) to 8192"));
   if (const char* value = variable("TASKGRID_CHANNELS"))
     options.channels = static_cast<int>(
         read_number("TASKGRID_CHANNELS", value, 0, 256, "must be a whole number from 0 to 256"));
@@ -83,14 +84,9 @@ RuntimeOptions read_options_from_environment() {
   return options;
 }
 
-int default_threads(MPI_Comm comm) {
-  MPI_Comm node;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local_ranks = 1;
-  MPI_Comm_size(node, &local_ranks);
-  MPI_Comm_free(&node);
+int default_threads(int ranks_on_node) {
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / std::max(1, local_ranks));
+  return std::max(1, cores / std::max(1, ranks_on_node));
 }
 
 }  // namespace taskgrid::runtime

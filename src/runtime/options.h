@@ -2,8 +2,6 @@
 // a bad value fails everywhere before any rank starts waiting on another).
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <string>
 
@@ -31,7 +29,7 @@ struct RuntimeOptions {
 // Throws taskgrid::Error naming the variable and the accepted values.
 RuntimeOptions read_options_from_environment();
 
-// Cores of this node shared by the ranks on it (at least 1).
-int default_threads(MPI_Comm comm);
+// Cores of this node shared by the `ranks_on_node` ranks on it (at least 1).
+int default_threads(int ranks_on_node);
 
 }  // namespace taskgrid::runtime

@@ -13,26 +13,31 @@
 //
 // In both modes a task's input descriptor says which version it reads and
 // which rank sends it; producers send straight to consumers.
+//
+// The Planner is a composition of parts that own their state (src/plan/):
+// Analysis (dependencies, directory, placement), BroadcastGroups (readers
+// gathered per version), CommandBatches (per-rank batches and their
+// flushing) and InFlightTasks (what completions and waits need). It holds
+// the one mutex, routes each input (a send from a holder, or a broadcast
+// group), and retires superseded versions.
 #pragma once
 
 #include <condition_variable>
 #include <functional>
-#include <memory>
-#include <memory_resource>
 #include <mutex>
-#include <set>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "coll/broadcast.h"
 #include "comm/wire.h"
-#include "data/directory.h"
-#include "data/node_pool.h"
-#include "graph/dependency_tracker.h"
+#include "plan/analysis.h"
+#include "plan/batches.h"
+#include "plan/broadcast_groups.h"
+#include "plan/in_flight.h"
+#include "plan/tags.h"
 #include "runtime/command_sink.h"
 #include "runtime/divergence_check.h"
-#include "sched/cost_model.h"
-#include "sched/placement.h"
 
 namespace taskgrid::runtime {
 
@@ -87,100 +92,45 @@ class Planner final : public EngineListener {
   void on_poll() override;
 
  private:
-  struct InFlight {
-    int rank;
-    uint32_t function;
-    bool communicates;  // a task-aware communication task (on a channel)
-    std::pmr::vector<uint64_t> handles;
-  };
-  // Readers of one version on ranks that do not hold it, gathered while the
-  // planning window is open; delivered together (a broadcast when there are
-  // two or more).
-  struct PendingBroadcast {
-    uint64_t version;
-    size_t bytes;
-    int root;
-    int tag;
-    uint64_t opened_at;  // submission count
-    uint64_t opened_ns;
-    std::vector<int32_t> readers;
-  };
   bool spmd() const { return config_.mode == PlannerMode::spmd; }
-  bool detects_broadcasts(size_t bytes) const {
-    return config_.broadcast != coll::Strategy::none && config_.ranks > 2 &&
-           bytes >= config_.broadcast_min_bytes;
-  }
-  // Commands for `rank` are built only where they will run: every rank's in
-  // cluster mode (on the head), only this rank's in spmd mode.
-  bool emits_for(int rank) const { return !spmd() || rank == config_.rank; }
-  // The ranks whose batches can hold commands, [first, end): in spmd only
-  // this rank's, so a submission costs the same whatever the job's size.
-  int first_emitting_rank() const { return spmd() ? config_.rank : 0; }
-  int end_emitting_rank() const { return spmd() ? config_.rank + 1 : config_.ranks; }
-  int place(const sched::PlacementRequest& request, const TaskOptions& options);
-  int next_tag();
-  double now() const;
   // Caller holds mutex_.
-  PendingBroadcast& pending_broadcast(uint64_t version, const data::VersionInfo& info);
-  void deliver(PendingBroadcast& group);
-  // The strategy that delivers `group` (members: its ranks, sorted).
-  coll::Strategy strategy_for(const PendingBroadcast& group,
-                              const std::vector<int32_t>& members) const;
-  void deliver_broadcasts(bool all);  // all: else only those whose window closed
-  void deliver_broadcast_of(uint64_t version);
+  // Orders input `r` of a task on `rank` from where it is: a send from a
+  // holder, or a broadcast group for large inputs; says where it comes from
+  // (`source`, `tag`).
+  void route_input(const graph::ResolvedAccess& r, data::VersionInfo& info, int rank,
+                   int32_t& source, int32_t& tag);
+  void retire(uint64_t version);
   // Without mutex_ (spmd, mpi strategy): creates the communicators that the
   // broadcasts delivered since the last call need, at the same point of the
   // program on every member.
   void create_broadcast_comms(std::unique_lock<std::mutex>& lock);
-  void retire(uint64_t version);
-  void flush(int rank);
-  void flush_all();
   void wait_until(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done);
+  // Waits (lock held on entry and exit) until `done`, driving the sink if it can.
+  void block(std::unique_lock<std::mutex>& lock, std::condition_variable& condition,
+             const std::function<bool()>& done);
   // Waits while the window is full (see PlannerConfig::window).
   void wait_for_window(std::unique_lock<std::mutex>& lock);
   bool window_full() const;
 
   CommandSink& sink_;
   PlannerConfig config_;
-  sched::CostModel costs_;
-  std::unique_ptr<sched::PlacementPolicy> policy_;  // cluster mode
-  bool uses_clock_ = false;                         // heft: estimates need the clock
 
-  std::mutex mutex_;
+  std::mutex mutex_;  // guards everything below
   std::condition_variable changed_;
-  data::NodePool memory_;
-  graph::DependencyTracker tracker_;
-  data::Directory directory_;
-  std::vector<int> owners_;  // per handle id - 1
-  std::vector<wire::BatchWriter> batches_;
-  std::vector<uint64_t> batch_since_ns_;
-  std::pmr::unordered_map<uint64_t, InFlight> in_flight_{&memory_};
+  plan::TransferTags tags_;
+  plan::CommandBatches batches_;
+  plan::Analysis analysis_;
+  plan::BroadcastGroups broadcasts_;
+  plan::InFlightTasks in_flight_;
   std::unordered_set<uint64_t> fetches_pending_;
-  std::vector<PendingBroadcast> pending_broadcasts_;  // in opening order
-  std::vector<std::pair<std::vector<int32_t>, int>> comms_to_create_;
-  // Member sets of the MPI broadcasts issued so far (each has a communicator
-  // on its members, which MPI has a limited supply of).
-  std::set<std::vector<int32_t>> mpi_member_sets_;
   uint64_t submissions_ = 0;
   uint64_t next_task_id_ = 1;
-  uint64_t next_version_ = 1;
-  int tag_ = 0;
-  uint64_t submitted_ = 0;  // tasks this planner waits for
-  uint64_t completed_ = 0;
   int waiters_ = 0;  // program threads blocked in wait_until
   // The program waits in wait_for_window, on its own condition: the waits of
   // wait_until wake on every drained handle, which would wake it for nothing.
   bool window_waiting_ = false;
   std::condition_variable window_open_;
-  uint64_t communicating_in_flight_ = 0;  // channel tasks submitted, not completed
   bool stopped_ = false;
-  const uint64_t start_ns_;
-
-  // Reused per submission.
-  std::vector<graph::ResolvedAccess> resolved_;
-  std::vector<sched::PlacedInput> placed_inputs_;
-  std::vector<wire::Access> wire_accesses_;
-  std::vector<int> retired_holders_;
 };
 
 }  // namespace taskgrid::runtime

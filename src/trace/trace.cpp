@@ -8,6 +8,8 @@
 #include <mutex>
 #include <vector>
 
+#include "comm/collectives.h"
+
 namespace taskgrid::trace {
 namespace {
 
@@ -58,9 +60,10 @@ std::string rank_events_json() {
   std::string out;
   char number[512];
   std::lock_guard lock(logs_mutex);
-  std::snprintf(number, sizeof number,
-                "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}},\n",
-                trace_rank, trace_rank);
+  std::snprintf(
+      number, sizeof number,
+      "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}},\n",
+      trace_rank, trace_rank);
   out += number;
   for (const auto& log : logs) {
     out += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(trace_rank) +
@@ -119,27 +122,14 @@ void span(const char* category, const char* name, uint64_t start_ns, uint64_t en
   this_thread_log().events.push_back({category, name, start_ns, end_ns, id, peer, bytes});
 }
 
-void write_job_trace(MPI_Comm comm) {
+void write_job_trace(comm::Collectives& collectives) {
   if (!enabled()) return;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
   const std::string mine = rank_events_json();
-  int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(static_cast<size_t>(size)), offsets(static_cast<size_t>(size));
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  const std::vector<std::vector<char>> events = collectives.gather(0, mine.data(), mine.size());
+  if (collectives.rank() != 0) return;
   std::string all;
-  if (rank == 0) {
-    size_t total = 0;
-    for (int r = 0; r < size; ++r) {
-      offsets[static_cast<size_t>(r)] = static_cast<int>(total);
-      total += static_cast<size_t>(lengths[static_cast<size_t>(r)]);
-    }
-    all.resize(total);
-  }
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-              0, comm);
-  if (rank != 0) return;
+  for (const std::vector<char>& rank_events : events)
+    all.append(rank_events.begin(), rank_events.end());
   // Clocks are per rank (steady_clock); on one machine they agree.
   if (all.size() >= 2) all.resize(all.size() - 2);  // drop the last ",\n"
   FILE* file = std::fopen(trace_path.c_str(), "w");
@@ -149,7 +139,8 @@ void write_job_trace(MPI_Comm comm) {
   }
   std::fprintf(file, "{\"traceEvents\":[\n%s\n],\"displayTimeUnit\":\"ns\"}\n", all.c_str());
   std::fclose(file);
-  std::fprintf(stderr, "taskgrid: trace of %d ranks written to %s\n", size, trace_path.c_str());
+  std::fprintf(stderr, "taskgrid: trace of %d ranks written to %s\n", collectives.size(),
+               trace_path.c_str());
 }
 
 }  // namespace taskgrid::trace

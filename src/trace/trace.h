@@ -3,10 +3,12 @@
 // thread: no locks on the hot path, nothing at all when tracing is off.
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <string>
+
+namespace taskgrid::comm {
+class Collectives;
+}
 
 namespace taskgrid::trace {
 
@@ -22,8 +24,8 @@ void name_thread(const std::string& name);
 void span(const char* category, const char* name, uint64_t start_ns, uint64_t end_ns,
           uint64_t id = 0, int64_t peer = -1, uint64_t bytes = 0);
 
-// Collective over `comm`: gathers every rank's events on rank 0, which
+// Collective over `collectives`: gathers every rank's events on rank 0, which
 // writes one trace file for the whole job. No-op when tracing is off.
-void write_job_trace(MPI_Comm comm);
+void write_job_trace(comm::Collectives& collectives);
 
 }  // namespace taskgrid::trace

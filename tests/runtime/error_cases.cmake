@@ -97,6 +97,10 @@ taskgrid_error_test(bad_threads 2 1
   ENV TASKGRID_THREADS=0
   REGEX "TASKGRID_THREADS=.0. must be a whole number from 1 to 4096"
   ARGS start_only)
+taskgrid_error_test(bad_check_interval 2 1
+  ENV TASKGRID_MODE=spmd TASKGRID_CHECK_INTERVAL=9000
+  REGEX "TASKGRID_CHECK_INTERVAL=.9000. must be a number of submissions from 0 .the check off. to 8192"
+  ARGS start_only)
 
 # (6) main returns without finish(): the exit guard on rank 0.
 taskgrid_error_test(no_finish 2 1

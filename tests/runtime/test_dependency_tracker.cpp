@@ -29,14 +29,15 @@ class Tracker {
     return tracker.add_handle(&storage_, bytes, initial_version);
   }
   std::vector<ResolvedAccess> task(std::vector<DataAccess> accesses) {
-    std::vector<ResolvedAccess> out;
-    tracker.resolve(accesses.data(), accesses.size(), next_version, out);
-    return out;
+    last.clear();
+    tracker.resolve(accesses.data(), accesses.size(), next_version, last);
+    return last;
   }
   uint64_t current(DataHandle h) { return tracker.state(h).current_version; }
 
   DependencyTracker tracker;
   uint64_t next_version = 1;
+  std::vector<ResolvedAccess> last;  // of the last task()
 
  private:
   char storage_[8] = {};
@@ -292,10 +293,86 @@ TEST(DependencyTracker, ReleasedHandleThrowsNamingIt) {
   }
   EXPECT_TRUE(names_handle(error_message([&] { t.tracker.state(b); }), b.id));
   EXPECT_TRUE(names_handle(error_message([&] { t.tracker.release(b); }), b.id));
-  // The other handle is unaffected; released state stays reachable by id.
+  // The other handle is unaffected; with no task in flight on it, the
+  // released one is forgotten at once.
   EXPECT_NO_THROW(t.task({taskgrid::in(a)}));
-  EXPECT_TRUE(t.tracker.any_state(b.id).released);
-  EXPECT_EQ(t.tracker.any_state(b.id).current_version, w[0].out_version);
+  EXPECT_EQ(t.tracker.any_state(b.id), nullptr);
+  EXPECT_EQ(t.tracker.tracked(), 1u);
+  EXPECT_EQ(t.tracker.size(), 2u);
+}
+
+TEST(DependencyTracker, ReleasedHandleStaysUntilItsTasksAreDone) {
+  Tracker t;
+  const DataHandle h = t.add(8, 1);
+  t.task({taskgrid::in(h), taskgrid::out(h)});
+  DependencyTracker::count_in_flight(t.last);  // two accesses: counted twice
+  EXPECT_EQ(t.tracker.state(h).tasks_in_flight, 2u);
+  const uint64_t current = t.current(h);
+  EXPECT_EQ(t.tracker.release(h), current);
+  // Released: the program may not use it, but completions still find it.
+  EXPECT_TRUE(names_handle(error_message([&] { t.tracker.state(h); }), h.id));
+  ASSERT_NE(t.tracker.any_state(h.id), nullptr);
+  EXPECT_TRUE(t.tracker.any_state(h.id)->released);
+  EXPECT_FALSE(t.tracker.task_done(h.id));
+  EXPECT_NE(t.tracker.any_state(h.id), nullptr);
+  EXPECT_TRUE(t.tracker.task_done(h.id));  // drained: forgotten
+  EXPECT_EQ(t.tracker.any_state(h.id), nullptr);
+  EXPECT_TRUE(names_handle(error_message([&] { t.tracker.state(h); }), h.id));
+  EXPECT_NE(error_message([&] { t.tracker.state(h); }).find("released"), std::string::npos);
+}
+
+TEST(DependencyTracker, TaskDoneReportsWhenAHandleDrains) {
+  Tracker t;
+  const DataHandle a = t.add(8, 1);
+  const DataHandle b = t.add(8, 2);
+  t.task({taskgrid::in(a), taskgrid::inout(b)});
+  DependencyTracker::count_in_flight(t.last);
+  t.task({taskgrid::in(b)});
+  DependencyTracker::count_in_flight(t.last);
+  EXPECT_EQ(t.tracker.state(a).tasks_in_flight, 1u);
+  EXPECT_EQ(t.tracker.state(b).tasks_in_flight, 2u);
+  EXPECT_TRUE(t.tracker.task_done(a.id));
+  EXPECT_FALSE(t.tracker.task_done(b.id));
+  EXPECT_TRUE(t.tracker.task_done(b.id));
+  EXPECT_EQ(t.tracker.state(b).tasks_in_flight, 0u);
+}
+
+TEST(DependencyTracker, OwnersAreRecordedAndResolved) {
+  DependencyTracker tracker;
+  char storage[8] = {};
+  const DataHandle a = tracker.add_handle(storage, 8, 1, 3);
+  const DataHandle b = tracker.add_handle(storage, 8, 2);
+  EXPECT_EQ(tracker.state(a).owner, 3);
+  EXPECT_EQ(tracker.state(b).owner, 0);
+  uint64_t next_version = 3;
+  std::vector<ResolvedAccess> out;
+  const DataAccess accesses[] = {taskgrid::in(b), taskgrid::out(a)};
+  tracker.resolve(accesses, 2, next_version, out);
+  EXPECT_EQ(out[0].owner, 0);
+  EXPECT_EQ(out[1].owner, 3);
+}
+
+TEST(DependencyTracker, EnterAndReleaseForeverInBoundedMemory) {
+  // One handle lives for the whole program while a million temporary ones
+  // are entered, used and released: the table must not grow with the ids.
+  Tracker t;
+  const DataHandle lasting = t.add(8, 1);
+  std::vector<DataHandle> live;
+  for (int i = 0; i < 1'000'000; ++i) {
+    const DataHandle h = t.add(8, t.next_version);
+    t.task({taskgrid::in(lasting), taskgrid::inout(h)});
+    live.push_back(h);
+    if (live.size() > 50) {
+      t.tracker.release(live.front());
+      live.erase(live.begin());
+    }
+  }
+  EXPECT_EQ(t.tracker.size(), 1'000'001u);
+  EXPECT_EQ(t.tracker.tracked(), 51u);
+  EXPECT_LE(t.tracker.table_capacity(), 1024u);
+  EXPECT_EQ(t.current(lasting), 1u);
+  EXPECT_EQ(t.tracker.state(live.back()).bytes, 8u);
+  EXPECT_TRUE(names_handle(error_message([&] { t.tracker.state(DataHandle{5}); }), 5));
 }
 
 TEST(DependencyTracker, InvalidModeThrows) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "comm/loopback_transport.h"
-#include "runtime/engine.h"
+#include "engine/engine.h"
 #include "runtime/planner.h"
 
 namespace taskgrid::runtime {
@@ -135,7 +135,8 @@ std::vector<std::vector<uint8_t>> run_sequentially(const Graph& g) {
 
 // One rank: its engine (on its own thread) and its planner.
 struct Rank {
-  Rank(comm::Transport& transport, int threads, int ranks, uint64_t window)
+  Rank(comm::Transport& transport, int threads, int ranks, uint64_t window,
+       coll::Strategy broadcast)
       : engine(transport, threads, transport.rank()) {
     PlannerConfig config;
     config.mode = PlannerMode::spmd;
@@ -143,7 +144,12 @@ struct Rank {
     config.ranks = ranks;
     config.threads_per_rank = threads;
     config.window = window;
-    engine.set_engine_creates_comms(false);
+    // Broadcasts of every version read on several ranks, in chunks of 64
+    // bytes, so that routes, forwarding and group windows are all exercised.
+    config.broadcast = broadcast;
+    config.broadcast_min_bytes = 1;
+    config.broadcast_chunk = 64;
+    engine.set_engine_creates_groups(false);
     engine.set_timing(false);
     planner = std::make_unique<Planner>(engine, config);
     engine.set_listener(planner.get());
@@ -158,11 +164,13 @@ struct Rank {
 // on its owner. Adds the data messages the ranks exchanged to `messages`.
 // `window`: tasks in flight per rank before submit waits (0: no limit).
 std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, int ranks, int threads,
-                                                  uint64_t window, uint64_t& messages) {
+                                                  uint64_t window, uint64_t& messages,
+                                                  coll::Strategy broadcast = coll::Strategy::none,
+                                                  uint64_t* broadcasts = nullptr) {
   comm::LoopbackFabric fabric(ranks);
   std::vector<std::unique_ptr<Rank>> job;
   for (int r = 0; r < ranks; ++r)
-    job.push_back(std::make_unique<Rank>(fabric.transport(r), threads, ranks, window));
+    job.push_back(std::make_unique<Rank>(fabric.transport(r), threads, ranks, window, broadcast));
   // Each rank's program memory: the host buffers it registers and fetches into.
   std::vector<std::vector<std::vector<uint8_t>>> memory(static_cast<size_t>(ranks));
   std::vector<std::thread> programs;
@@ -191,6 +199,9 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, int ranks, int
   for (auto& program : programs) program.join();
   for (auto& rank : job) rank->engine_thread.join();
   messages += fabric.data_messages();
+  if (broadcasts)
+    for (auto& rank : job)
+      *broadcasts += rank->engine.stats().broadcasts_rooted + rank->engine.stats().mpi_broadcasts;
   std::vector<std::vector<uint8_t>> result;
   for (size_t h = 0; h < g.sizes.size(); ++h)
     result.push_back(memory[static_cast<size_t>(g.owners[h])][h]);
@@ -223,6 +234,38 @@ TEST_P(Loopback, RandomGraphsMatchSequentialExecution) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Loopback, ::testing::Values(1, 2, 3, 4, 5, 8));
+
+// Every broadcast strategy, the transport's group broadcast (`mpi`) included,
+// on graphs where versions are read on several ranks.
+class LoopbackBroadcast : public ::testing::TestWithParam<std::tuple<int, coll::Strategy>> {};
+
+TEST_P(LoopbackBroadcast, RandomGraphsMatchSequentialExecution) {
+  const auto [ranks, strategy] = GetParam();
+  uint64_t messages = 0;
+  uint64_t broadcasts = 0;
+  for (uint64_t graph = 0; graph < 40; ++graph) {
+    const uint64_t seed = mix(static_cast<uint64_t>(ranks) * 104729 + graph);
+    const Graph g = generate(seed, ranks);
+    const auto expected = run_sequentially(g);
+    const int threads = 1 + static_cast<int>(graph % 2);
+    const uint64_t window = graph % 3 == 0 ? 0 : 1 + graph % 4;
+    const auto got = run_on_loopback(g, ranks, threads, window, messages, strategy, &broadcasts);
+    for (size_t h = 0; h < expected.size(); ++h)
+      ASSERT_EQ(got[h], expected[h])
+          << "ranks " << ranks << ", strategy " << coll::strategy_name(strategy) << ", graph "
+          << graph << " (seed " << seed << "), threads " << threads << ", window " << window
+          << ", handle " << h;
+  }
+  EXPECT_GT(messages, 40u);
+  // Not vacuous: versions really went out by the strategy.
+  EXPECT_GT(broadcasts, 10u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, LoopbackBroadcast,
+    ::testing::Combine(::testing::Values(3, 4, 7),
+                       ::testing::Values(coll::Strategy::tree, coll::Strategy::pipeline,
+                                         coll::Strategy::p2p, coll::Strategy::mpi)));
 
 }  // namespace
 }  // namespace taskgrid::runtime

@@ -161,5 +161,31 @@ TEST(Planner, SpmdForeignTasksEmitNothingHere) {
   EXPECT_TRUE(sink.kinds.empty());
 }
 
+// A version that is never superseded (read-only data) outlives hundreds of
+// thousands of newer ones: the directory moves it out of its ring, and it
+// still knows where the version is (one transfer to each reader rank, ever).
+TEST(Planner, ALongLivedVersionIsSentOncePerReaderRank) {
+  RecordingSink sink(0);
+  Planner planner(sink, spmd_config(0, 2));
+  sink.set_listener(&planner);
+  double constant = 1, values[2] = {};
+  const DataHandle shared = planner.enter_data(&constant, sizeof constant, 0);
+  const DataHandle mine = planner.enter_data(&values[0], sizeof(double), 0);
+  const DataHandle theirs = planner.enter_data(&values[1], sizeof(double), 1);
+  for (int i = 0; i < 200000; ++i) {
+    const DataAccess accesses[2] = {in(shared), inout(i % 2 ? theirs : mine)};
+    planner.submit(function_id(planner_test_task), accesses, 2, TaskOptions{}, nullptr, 0);
+    if (i % 64 == 0) sink.instant().deliver();
+  }
+  {
+    EngineThread engine(sink.instant());
+    planner.wait_all();
+  }
+  // Rank 0 holds `shared` and sends it to rank 1 once; its own 100000 tasks.
+  ASSERT_EQ(sink.sends.size(), 1u);
+  EXPECT_EQ(sink.sends[0].dest, 1);
+  EXPECT_EQ(sink.instant().tasks(), 100000u);
+}
+
 }  // namespace
 }  // namespace taskgrid::runtime

@@ -1,0 +1,80 @@
+#include "comm/mpi_backend.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include "comm/mpi_collectives.h"
+#include "comm/mpi_transport.h"
+#include "exec/task_channels_mpi.h"
+
+namespace taskgrid::comm {
+
+struct MpiBackend::State {
+  bool started_mpi = false;
+  std::unique_ptr<MpiTransport> transport;
+  std::unique_ptr<MpiCollectives> collectives;
+};
+
+MpiBackend::MpiBackend(int* argc, char*** argv, size_t max_chunk)
+    : state_(std::make_unique<State>()) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  int provided = 0;
+  if (!initialized) {
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    state_->started_mpi = true;
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  // One thread drives the engine at a time, but a program thread may drive it
+  // while the engine thread exists, and a failing task aborts from its own
+  // thread: the program's MPI calls must not interleave with ours.
+  if (provided < MPI_THREAD_SERIALIZED)
+    throw std::runtime_error("MPI provides thread level " + std::to_string(provided) +
+                             "; TaskGrid needs MPI_THREAD_MULTIPLE (initialise MPI with "
+                             "MPI_Init_thread)");
+  state_->transport = std::make_unique<MpiTransport>(MPI_COMM_WORLD, max_chunk);
+  state_->collectives = std::make_unique<MpiCollectives>(MPI_COMM_WORLD);
+}
+
+MpiBackend::~MpiBackend() = default;
+
+Transport& MpiBackend::transport() { return *state_->transport; }
+Collectives& MpiBackend::collectives() { return *state_->collectives; }
+const std::vector<int32_t>& MpiBackend::node_of_rank() const {
+  return state_->transport->node_of_rank();
+}
+
+std::unique_ptr<exec::TaskChannels> MpiBackend::make_channels(int count,
+                                                              void (*fail)(int,
+                                                                           const std::string&)) {
+  return exec::make_task_channels(state_->transport->communicator(), count,
+                                  state_->transport->rank(), fail);
+}
+
+void MpiBackend::finish(int seconds, int exit_status) {
+  const int rank = state_->transport->rank();
+  state_->collectives.reset();
+  state_->transport.reset();
+  if (!state_->started_mpi) return;
+  if (seconds > 0) {
+    std::thread([seconds, rank, exit_status] {
+      std::this_thread::sleep_for(std::chrono::seconds(seconds));
+      std::fprintf(stderr,
+                   "warning: taskgrid: rank %d: MPI_Finalize did not return within %d s "
+                   "(TASKGRID_FINALIZE_TIMEOUT); exiting with status %d\n",
+                   rank, seconds, exit_status);
+      std::fflush(stderr);
+      std::fflush(stdout);
+      std::_Exit(exit_status);
+    }).detach();
+  }
+  MPI_Finalize();
+}
+
+}  // namespace taskgrid::comm

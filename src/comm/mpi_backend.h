@@ -1,0 +1,51 @@
+// MPI for one TaskGrid process, behind the seams the runtime uses: starts
+// MPI (thread-multiple) unless the program did, owns the transport, the
+// bookkeeping collectives and the task-aware channels' communicators, and
+// finalizes under a deadline. The runtime's API (runtime/api.cpp) talks to
+// this class and the two seams only, so it does not include <mpi.h>; a
+// simulator backend would provide the same three things.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/collectives.h"
+#include "comm/transport.h"
+
+namespace taskgrid::exec {
+class TaskChannels;
+}
+
+namespace taskgrid::comm {
+
+class MpiBackend {
+ public:
+  // Throws std::runtime_error when MPI cannot give the thread level needed.
+  // Transfers above `max_chunk` bytes travel as several messages (0: 1 GiB).
+  MpiBackend(int* argc, char*** argv, size_t max_chunk);
+  ~MpiBackend();
+  MpiBackend(const MpiBackend&) = delete;
+  MpiBackend& operator=(const MpiBackend&) = delete;
+
+  Transport& transport();
+  Collectives& collectives();
+  // Per rank, the lowest rank on its node.
+  const std::vector<int32_t>& node_of_rank() const;
+  // One communicator per task-aware channel (collective: every rank, once).
+  std::unique_ptr<exec::TaskChannels> make_channels(int count,
+                                                    void (*fail)(int, const std::string&));
+  // Frees the communicators and, if MPI was started here, finalizes it. A
+  // finalize that does not return within `seconds` (> 0) makes the process
+  // say so and exit with `exit_status` (seen with Debian's MPICH over TCP,
+  // after all of the job's work was done).
+  void finish(int seconds, int exit_status);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace taskgrid::comm

@@ -1,0 +1,29 @@
+#include "engine/completion_batcher.h"
+
+namespace taskgrid::runtime {
+
+void CompletionBatcher::add(const wire::Completed& record) {
+  if (transport_.rank() == head_rank_) {
+    local_.push_back(record);
+    return;
+  }
+  if (batch_.empty()) batch_since_ns_ = transport_.now_ns();
+  batch_.add(wire::Kind::completed, record);
+}
+
+void CompletionBatcher::flush(EngineListener* listener, bool force) {
+  if (!local_.empty()) {
+    if (listener) listener->on_completed(local_.data(), local_.size());
+    local_.clear();
+  }
+  if (batch_.empty()) return;
+  const bool due =
+      force || batch_.size() >= kBatchBytes || transport_.now_ns() - batch_since_ns_ >= kDelayNs;
+  if (!due) return;
+  stats_.control_messages_sent += 1;
+  stats_.control_bytes_sent += batch_.size();
+  transport_.send_control(head_rank_, std::move(batch_.bytes()));
+  batch_.bytes() = {};
+}
+
+}  // namespace taskgrid::runtime

@@ -1,0 +1,166 @@
+// The per-rank execution engine, the same in every mode: it applies planner
+// commands (tasks, sends, retirements, broadcasts) in order, runs tasks whose
+// inputs are present, and moves versions peer to peer. It is a loop that
+// composes parts which own their state:
+//
+//   VersionStore      versions this rank holds, their buffers and waiters
+//   TaskTable         decoded tasks, the local ready queue, tasks running
+//   TreeBroadcaster   tree/pipeline/p2p broadcasts (routes and chunks)
+//   GroupBroadcaster  the transport's collective broadcasts (`mpi` strategy)
+//   TaskChannels      task-aware communication (exec/, the one part on MPI)
+//   CompletionBatcher completion records for the head
+//   WorkerPool        CPU workers when TASKGRID_THREADS > 1
+//
+// All communication goes through comm::Transport. quiescent() is the
+// conjunction of the parts' idle().
+//
+// Threads: one thread drives the loop at a time. The engine thread drives it
+// unless a program thread that must wait drives it instead (drive_until);
+// meanwhile the engine thread sleeps, so with one rank per core no thread
+// polls beside the one doing the work.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "comm/idle_backoff.h"
+#include "comm/transport.h"
+#include "comm/wire.h"
+#include "engine/completion_batcher.h"
+#include "engine/engine_stats.h"
+#include "engine/group_broadcaster.h"
+#include "engine/task_table.h"
+#include "engine/tree_broadcaster.h"
+#include "engine/version_store.h"
+#include "exec/worker_pool.h"
+#include "runtime/command_sink.h"
+
+namespace taskgrid::exec {
+class TaskChannels;
+}
+
+namespace taskgrid::runtime {
+
+class Engine final : public CommandSink, private VersionEvents {
+ public:
+  // `threads` task-running threads: the driving thread plus threads-1
+  // workers. `channels`: task-aware communication (nullptr: none).
+  Engine(comm::Transport& transport, int threads, int head_rank,
+         std::unique_ptr<exec::TaskChannels> channels);
+  Engine(comm::Transport& transport, int threads, int head_rank);
+  ~Engine() override;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void set_listener(EngineListener* listener) { listener_ = listener; }
+  // Measure every task's duration (for a cost model); off, tasks are only
+  // timed when tracing. Clock reads are a visible share of a tiny task.
+  void set_timing(bool timing) { timing_ = timing; }
+  // spmd mode: broadcast groups are created by the program thread (prepare).
+  void set_engine_creates_groups(bool creates) { groups_.set_engine_creates_groups(creates); }
+
+  // CommandSink. post: thread-safe; a batch for this rank is applied in order
+  // with earlier local batches, others are sent as control messages.
+  void post(int dest, std::vector<char>&& batch) override;
+  void prepare_broadcast_group(const std::vector<int32_t>& members, int tag) override {
+    groups_.prepare(members, tag);
+  }
+  bool drive_until(const std::function<bool()>& done) override;
+
+  // Runs the loop on the calling thread (the engine thread) until a shutdown
+  // command was applied and everything in flight has completed.
+  void run();
+  void wake() { wakeup_.notify(); }
+
+  int rank() const { return transport_.rank(); }
+  const EngineStats& stats() const { return stats_; }
+
+ private:
+  struct FetchReceive {
+    uint64_t version;
+  };
+
+  // VersionEvents (the parts call back).
+  void version_arrived(Version* version) override { version_ready(version); }
+  void version_released(Version* version) override { release_use(version); }
+  [[noreturn]] void fail(const std::string& message) override;
+
+  // One pass of the loop; true when anything happened.
+  bool progress();
+  bool quiescent();
+
+  // Commands.
+  void apply_batch(const char* data, size_t bytes, int source);
+  void apply_task(const char* payload, size_t bytes);
+  void apply_send(const wire::Send& send);
+  void apply_retire(uint64_t version);
+  void apply_create(const wire::Create& create);
+  void apply_fetch(const wire::Fetch& fetch);
+  // Versions.
+  Version* find_or_fail(uint64_t id, const char* why);
+  Version* create_or_fail(uint64_t id, size_t bytes);
+  void version_ready(Version* version);
+  void release_use(Version* version);
+  void send_version(Version* version, int dest, int tag);
+  void copy_to_host(Version* version, const wire::Fetch& fetch);
+  // Tasks.
+  void make_ready(Task* task);
+  void dispatch_ready();
+  void execute(Task* task);
+  void body_finished(Task* task);
+  void finish(Task* task);
+  void finish_channel_tasks();
+  void transfer_done(uint64_t cookie);
+  // Loop pieces.
+  bool drain_posted();
+  bool receive_control();
+  bool collect_finished();
+  bool poll_transfers();
+  bool run_ready_tasks();
+
+  comm::Transport& transport_;
+  EngineListener* listener_ = nullptr;
+  bool timing_ = true;
+  bool shutdown_requested_ = false;
+  EngineStats stats_;
+
+  // Parts.
+  VersionStore versions_;
+  TaskTable tasks_;
+  TreeBroadcaster trees_;
+  GroupBroadcaster groups_;
+  std::unique_ptr<exec::TaskChannels> channels_;
+  CompletionBatcher completions_;
+  std::unique_ptr<exec::WorkerPool<Task>> workers_;
+
+  // Posted batches (any thread) -> the driving thread. `has_posted_` lets the
+  // loop skip the lock when nothing was posted.
+  std::mutex posted_mutex_;
+  std::atomic<bool> has_posted_{false};
+  std::vector<std::pair<int, std::vector<char>>> posted_;
+  std::vector<std::pair<int, std::vector<char>>> posted_taken_;
+
+  // Driving: one thread at a time holds drive_mutex_ for a pass of the loop.
+  // While a program thread drives (helpers_ > 0) the engine thread sleeps.
+  std::mutex drive_mutex_;
+  std::atomic<int> helpers_{0};
+  std::mutex park_mutex_;
+  std::condition_variable park_;
+  comm::Wakeup wakeup_;
+  comm::IdleBackoff backoff_;  // the engine thread's
+
+  // Reused per pass.
+  std::vector<Task*> newly_ready_;
+  std::vector<Task*> finished_;
+  std::vector<void*> channel_done_;
+  std::vector<uint64_t> transfers_done_;
+  std::vector<char> control_in_;
+  std::vector<wire::Completed> completed_remote_;
+  std::vector<std::unique_ptr<FetchReceive>> fetch_storage_;
+};
+
+}  // namespace taskgrid::runtime

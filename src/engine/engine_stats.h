@@ -1,0 +1,28 @@
+// Per-rank counters of the engine (TASKGRID_STATS=1 prints them).
+#pragma once
+
+#include <cstdint>
+
+namespace taskgrid::runtime {
+
+struct EngineStats {
+  uint64_t tasks_executed = 0;
+  uint64_t task_ns = 0;
+  uint64_t data_messages_sent = 0;
+  uint64_t data_bytes_sent = 0;
+  uint64_t data_messages_received = 0;
+  uint64_t data_bytes_received = 0;
+  uint64_t control_messages_sent = 0;
+  uint64_t control_bytes_sent = 0;
+  uint64_t control_messages_received = 0;
+  uint64_t versions_reclaimed = 0;
+  uint64_t inout_buffers_reused = 0;
+  // Broadcasts (printed on their own line; see README, TASKGRID_STATS).
+  uint64_t broadcasts_rooted = 0;  // tree/pipeline/p2p broadcasts started here
+  uint64_t broadcast_routes_received = 0;
+  uint64_t broadcast_chunks_sent = 0;
+  uint64_t broadcast_chunks_received = 0;
+  uint64_t mpi_broadcasts = 0;  // group (MPI) broadcasts taken part in
+};
+
+}  // namespace taskgrid::runtime

@@ -1,0 +1,67 @@
+// The engine's tasks: decoded from `task` commands into recycled Task
+// records (their vectors keep their capacity, so steady state allocates
+// nothing), the tasks ready to run on this thread when there are no
+// workers, and the count of tasks started but not finished.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "comm/wire.h"
+#include "runtime/function_registry.h"
+#include "taskgrid/taskgrid.hpp"
+
+namespace taskgrid::exec {
+struct ChannelTask;
+}
+
+namespace taskgrid::runtime {
+
+struct Version;
+
+struct Task {
+  uint64_t id = 0;
+  const detail::RegisteredFunction* function = nullptr;
+  uint32_t waiting = 0;  // inputs not yet present
+  std::vector<wire::Access> accesses;
+  std::vector<Version*> inputs;   // per access, nullptr when it does not read
+  std::vector<Version*> outputs;  // per access, nullptr when it does not write
+  std::vector<TaskContext::Buffer> buffers;
+  std::vector<char> args;
+  const char* name = nullptr;  // interned: the option's name or the function's
+  int channel = -1;
+  exec::ChannelTask* channel_task = nullptr;  // task-aware communication state
+  uint64_t duration_ns = 0;
+};
+
+class TaskTable {
+ public:
+  // A task record to fill (recycled when one is free).
+  Task* acquire();
+  void release(Task* task) { free_.push_back(task); }
+  // A stable copy of a task name (names repeat: one copy each).
+  const char* intern(const char* name, size_t bytes);
+
+  // Ready tasks run by the engine thread itself (no workers).
+  void push_ready(Task* task) { ready_.push_back(task); }
+  Task* pop_ready();
+  bool has_ready() const { return ready_head_ < ready_.size(); }
+
+  void started() { running_ += 1; }
+  void finished() { running_ -= 1; }
+  bool idle() const { return running_ == 0 && !has_ready(); }
+
+ private:
+  std::vector<std::unique_ptr<Task>> storage_;
+  std::vector<Task*> free_;
+  std::vector<Task*> ready_;
+  size_t ready_head_ = 0;
+  size_t running_ = 0;  // made ready, not yet finished
+  std::unordered_set<std::string> names_;
+};
+
+}  // namespace taskgrid::runtime

@@ -1,0 +1,52 @@
+#include "engine/version_store.h"
+
+namespace taskgrid::runtime {
+
+VersionStore::~VersionStore() {
+  by_id_.for_each([](uint64_t, Version* version) {
+    if (version->data) data::release_buffer(version->data);
+  });
+}
+
+Version* VersionStore::create(uint64_t id, size_t bytes) {
+  Version* version;
+  if (!free_.empty()) {
+    version = free_.back();
+    free_.pop_back();
+  } else {
+    storage_.push_back(std::make_unique<Version>());
+    version = storage_.back().get();
+  }
+  if (!by_id_.insert(id, version)) {
+    free_.push_back(version);
+    return nullptr;
+  }
+  version->id = id;
+  version->data = nullptr;
+  version->bytes = bytes;
+  version->ready = false;
+  version->retired = false;
+  version->uses = 0;
+  version->waiters.clear();  // keeps its capacity
+  return version;
+}
+
+Version* VersionStore::expect(uint64_t id, size_t bytes) {
+  if (Version* version = find(id)) return version;
+  Version* version = create(id, bytes);
+  version->data = buffers_.get(bytes);
+  return version;
+}
+
+bool VersionStore::release_use(Version* version) {
+  if (--version->uses > 0 || !version->retired) return false;
+  // Retired and unused: no command can name it again on this rank.
+  if (version->data) buffers_.put(version->data, version->bytes);
+  version->data = nullptr;
+  by_id_.erase(version->id);
+  free_.push_back(version);
+  reclaimed_ += 1;
+  return true;
+}
+
+}  // namespace taskgrid::runtime

@@ -1,0 +1,94 @@
+// The engine's version store: per data version this rank holds, its buffer,
+// whether it is present, a use count and who waits for it. It knows nothing
+// of what the waiters are; the engine dispatches them when a version becomes
+// present (see Engine::version_ready).
+//
+// A version lives from the first command that names it on this rank until
+// it is retired (no later command will name it) and its last use is done.
+// Versions and their waiter lists are recycled, and looked up in a flat
+// table, so a task in steady state allocates nothing here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/buffer_pool.h"
+#include "data/flat_id_map.h"
+
+namespace taskgrid::runtime {
+
+// Something to do once a version is present.
+struct VersionWaiter {
+  enum class Kind : uint8_t {
+    task,             // object: the Task; one input fewer to wait for
+    send,             // dest, tag: send the version there
+    fetch,            // object: the fetch record; copy into the program's buffer
+    tree_broadcast,   // object: the TreeBroadcast rooted here
+    group_broadcast,  // the group broadcaster may post now
+  };
+  Kind kind;
+  int32_t dest = 0;
+  int32_t tag = 0;
+  void* object = nullptr;
+};
+
+struct Version {
+  uint64_t id = 0;
+  char* data = nullptr;
+  size_t bytes = 0;
+  bool ready = false;
+  bool retired = false;
+  uint32_t uses = 0;  // registered reads, sends, fetches and broadcasts, plus the producer
+  std::vector<VersionWaiter> waiters;
+};
+
+class VersionStore {
+ public:
+  VersionStore() = default;
+  ~VersionStore();
+  VersionStore(const VersionStore&) = delete;
+  VersionStore& operator=(const VersionStore&) = delete;
+
+  Version* find(uint64_t id) const { return by_id_.find(id); }
+  // A new, absent version without a buffer; nullptr if `id` already exists.
+  Version* create(uint64_t id, size_t bytes);
+  // The version `id`, created with a buffer to receive into if absent.
+  Version* expect(uint64_t id, size_t bytes);
+  // Drops one use. A retired version without uses is freed (its buffer goes
+  // back to the pool); returns true then.
+  bool release_use(Version* version);
+
+  char* take_buffer(size_t bytes) { return buffers_.get(bytes); }
+  void put_buffer(char* buffer, size_t bytes) { buffers_.put(buffer, bytes); }
+
+  size_t live() const { return by_id_.size(); }
+  uint64_t reclaimed() const { return reclaimed_; }
+
+ private:
+  data::FlatIdMap<Version> by_id_{1024};
+  std::vector<std::unique_ptr<Version>> storage_;
+  std::vector<Version*> free_;
+  data::BufferPool buffers_;
+  uint64_t reclaimed_ = 0;
+};
+
+}  // namespace taskgrid::runtime
+
+namespace taskgrid::runtime {
+
+// What the engine's parts ask of the engine about versions.
+class VersionEvents {
+ public:
+  virtual ~VersionEvents() = default;
+  // The version is present now: its waiters run.
+  virtual void version_arrived(Version* version) = 0;
+  // One use of the version is done.
+  virtual void version_released(Version* version) = 0;
+  // Ends the job with a message that names this rank.
+  [[noreturn]] virtual void fail(const std::string& message) = 0;
+};
+
+}  // namespace taskgrid::runtime

@@ -1,0 +1,68 @@
+#include "plan/analysis.h"
+
+#include "trace/trace.h"
+
+namespace taskgrid::plan {
+
+Analysis::Analysis(const AnalysisConfig& config)
+    : config_(config),
+      costs_(config.latency_seconds, config.bandwidth_bytes_per_second),
+      start_ns_(trace::now_ns()) {
+  if (!config.spmd) {
+    policy_ = sched::make_policy(config.scheduler, config.ranks, config.threads_per_rank, costs_);
+    uses_clock_ = std::string(policy_->name()) == "heft";
+  }
+}
+
+double Analysis::now() const {
+  // Only heft reads times; the others skip a clock read per submission.
+  return uses_clock_ ? static_cast<double>(trace::now_ns() - start_ns_) * 1e-9 : 0.0;
+}
+
+Analysis::Entered Analysis::enter(void* host, size_t bytes, int owner) {
+  const uint64_t id = tracker_.next_handle_id();
+  if (owner < 0) owner = config_.spmd ? static_cast<int>((id - 1) % config_.ranks) : 0;
+  const uint64_t version = next_version_++;
+  const DataHandle handle = tracker_.add_handle(host, bytes, version, owner);
+  // The first version starts where the program's data is: on the owner in
+  // spmd mode; on the head in cluster mode, where only the head has the
+  // program's memory (the owner is then just recorded).
+  const int home = config_.spmd ? owner : config_.rank;
+  directory_.add(version, bytes, home, now());
+  return {handle, version, owner, home};
+}
+
+const std::vector<graph::ResolvedAccess>& Analysis::resolve(const DataAccess* accesses,
+                                                            size_t count) {
+  tracker_.resolve(accesses, count, next_version_, resolved_);
+  if (inputs_.size() != count) inputs_.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t version = resolved_[i].in_version;
+    inputs_[i] = version ? &directory_.at(version) : nullptr;
+  }
+  return resolved_;
+}
+
+int Analysis::place(uint32_t function, const TaskOptions& options, uint64_t task_id) {
+  if (policy_) {
+    // The policy sees where each input version lives (and is told about
+    // hinted tasks too: they load their rank).
+    placed_inputs_.clear();
+    for (const data::VersionInfo* info : inputs_)
+      if (info) placed_inputs_.push_back({info});
+    const sched::PlacementRequest request{function, options.cost, placed_inputs_.data(),
+                                          placed_inputs_.size(), now()};
+    const int rank = options.rank >= 0 ? options.rank : policy_->place(request);
+    policy_->placed(request, rank);
+    return rank;
+  }
+  if (options.rank >= 0) return options.rank;
+  // spmd: owner computes. Deterministic on every rank by construction.
+  for (const graph::ResolvedAccess& r : resolved_)
+    if (r.out_version) return r.owner;
+  for (const graph::ResolvedAccess& r : resolved_)
+    if (r.in_version) return r.owner;
+  return static_cast<int>(task_id % static_cast<uint64_t>(config_.ranks));
+}
+
+}  // namespace taskgrid::plan

@@ -1,0 +1,100 @@
+// Analysis: what a submission means and where it runs. Owns the dependency
+// tracker (handles -> versions), the directory (versions -> holders), the
+// version counter, and placement: the policy and cost model in cluster mode,
+// owner-computes in spmd mode (deterministic, so every rank agrees).
+//
+// Per submission: resolve() the accesses, place() the task, then (after the
+// caller has routed the inputs) add_outputs(). Entries returned by input()
+// stay valid until the directory changes (add_outputs(), a removal).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/directory.h"
+#include "graph/dependency_tracker.h"
+#include "sched/cost_model.h"
+#include "sched/placement.h"
+#include "taskgrid/taskgrid.hpp"
+
+namespace taskgrid::plan {
+
+struct AnalysisConfig {
+  bool spmd = false;
+  int rank = 0;  // this planner's rank
+  int ranks = 1;
+  int threads_per_rank = 1;
+  std::string scheduler = "heft";  // cluster mode only
+  double latency_seconds = 5e-6;
+  double bandwidth_bytes_per_second = 5e9;
+};
+
+class Analysis {
+ public:
+  explicit Analysis(const AnalysisConfig& config);
+
+  const char* scheduler_name() const { return policy_ ? policy_->name() : "owner"; }
+
+  struct Entered {
+    DataHandle handle;
+    uint64_t version;  // its first version
+    int owner;
+    int home;  // where the first version is: the owner (spmd) or this rank (cluster)
+  };
+  // owner < 0: cluster mode, this rank (the head); spmd mode, handle id modulo ranks.
+  Entered enter(void* host, size_t bytes, int owner);
+
+  // Resolves a task's accesses (throws Error on misuse, changing nothing).
+  const std::vector<graph::ResolvedAccess>& resolve(const DataAccess* accesses, size_t count);
+  // Access i's input version (nullptr when access i does not read).
+  data::VersionInfo* input(size_t i) const { return inputs_[i]; }
+  // Places the task resolved last: the rank hint, else the policy (cluster)
+  // or its owner (spmd). `task_id` places a task without data.
+  int place(uint32_t function, const TaskOptions& options, uint64_t task_id);
+  // The task resolved last runs on this planner's engines: counts it on its handles.
+  void count_in_flight() { graph::DependencyTracker::count_in_flight(resolved_); }
+  // The versions the task resolved last creates exist from now on, on
+  // `rank`; retire(superseded) is called after each (in access order).
+  template <typename Retire>
+  void add_outputs(int rank, Retire&& retire) {
+    const double ready_at = policy_ ? policy_->estimated_finish() : 0.0;
+    for (const graph::ResolvedAccess& r : resolved_) {
+      if (!r.out_version) continue;
+      directory_.add(r.out_version, r.bytes, rank, ready_at);
+      retire(r.superseded);
+    }
+  }
+
+  // A task placed on `rank` finished after `seconds`.
+  void task_completed(uint32_t function, double seconds, int rank) {
+    if (!policy_) return;  // only the policy reads durations
+    costs_.record_duration(function, seconds);
+    policy_->completed(rank);
+  }
+
+  graph::DependencyTracker& tracker() { return tracker_; }
+  data::Directory& directory() { return directory_; }
+  uint64_t next_version() const { return next_version_; }
+
+ private:
+  double now() const;
+
+  AnalysisConfig config_;
+  sched::CostModel costs_;
+  std::unique_ptr<sched::PlacementPolicy> policy_;  // cluster mode
+  bool uses_clock_ = false;                         // heft: estimates need the clock
+  const uint64_t start_ns_;
+  graph::DependencyTracker tracker_;
+  data::Directory directory_;
+  uint64_t next_version_ = 1;
+
+  // Of the task resolved last.
+  std::vector<graph::ResolvedAccess> resolved_;
+  std::vector<data::VersionInfo*> inputs_;
+  std::vector<sched::PlacedInput> placed_inputs_;
+};
+
+}  // namespace taskgrid::plan

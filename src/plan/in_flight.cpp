@@ -1,0 +1,33 @@
+#include "plan/in_flight.h"
+
+namespace taskgrid::plan {
+
+InFlightTasks::~InFlightTasks() {
+  records_.for_each([this](uint64_t, Record& record) { release_spill(record); });
+}
+
+void InFlightTasks::add(uint64_t task_id, uint32_t function, int rank, bool communicates,
+                        const graph::ResolvedAccess* accesses, size_t count) {
+  uint64_t* spill = nullptr;
+  if (count > kInline)
+    spill = static_cast<uint64_t*>(pool_.allocate(count * sizeof(uint64_t), alignof(uint64_t)));
+  // Filled in place: the slot may hold a completed task's record.
+  Record& record = records_.claim(task_id);
+  record.function = function;
+  record.rank = rank;
+  record.count = static_cast<uint32_t>(count);
+  record.communicates = communicates;
+  record.spill = spill;
+  uint64_t* handles = spill ? spill : record.inline_handles;
+  for (size_t i = 0; i < count; ++i) handles[i] = accesses[i].handle;
+  submitted_ += 1;
+  if (communicates) communicating_ += 1;
+}
+
+void InFlightTasks::release_spill(Record& record) {
+  if (!record.spill) return;
+  pool_.deallocate(record.spill, record.count * sizeof(uint64_t), alignof(uint64_t));
+  record.spill = nullptr;
+}
+
+}  // namespace taskgrid::plan

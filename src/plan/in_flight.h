@@ -1,0 +1,83 @@
+// InFlightTasks: the tasks this planner waits for (submitted to an engine it
+// commands, not yet reported complete), by task id, with what a completion
+// needs: the rank (the placement policy's load), the function (the cost
+// model), whether it is a channel task, and the handles it accesses (their
+// counts of tasks in flight). Owns the submitted/completed counts that the
+// submission window and wait_all read.
+//
+// Task ids are sequential, so records live in a sliding table by id
+// (data/sliding_id_table.h); the handles of a task with more than kInline
+// accesses come from a node pool. Adding and completing a task allocate
+// nothing in steady state.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "data/node_pool.h"
+#include "data/sliding_id_table.h"
+#include "graph/dependency_tracker.h"
+
+namespace taskgrid::plan {
+
+class InFlightTasks {
+ public:
+  struct Done {
+    uint32_t function;
+    int rank;
+    bool communicates;
+  };
+
+  InFlightTasks() = default;
+  ~InFlightTasks();
+  InFlightTasks(const InFlightTasks&) = delete;
+  InFlightTasks& operator=(const InFlightTasks&) = delete;
+
+  void add(uint64_t task_id, uint32_t function, int rank, bool communicates,
+           const graph::ResolvedAccess* accesses, size_t count);
+  // Forgets a completed task: calls on_handle(handle id) for each of its
+  // accesses and returns true, or false for an id not in flight.
+  template <typename OnHandle>
+  bool complete(uint64_t task_id, Done& done, OnHandle&& on_handle) {
+    Record* record = records_.find(task_id);
+    if (!record) return false;
+    done = Done{record->function, record->rank, record->communicates};
+    const uint64_t* handles = record->handles();
+    for (uint32_t i = 0; i < record->count; ++i) on_handle(handles[i]);
+    release_spill(*record);
+    records_.erase(task_id);
+    completed_ += 1;
+    if (done.communicates) communicating_ -= 1;
+    return true;
+  }
+
+  // Tasks added and completed so far; channel tasks in flight.
+  uint64_t submitted() const { return submitted_; }
+  uint64_t completed() const { return completed_; }
+  uint64_t in_flight() const { return submitted_ - completed_; }
+  uint64_t communicating() const { return communicating_; }
+  // For tests: the table's ring slots and entries moved out of it.
+  size_t capacity() const { return records_.capacity(); }
+  size_t long_lived() const { return records_.stragglers(); }
+
+ private:
+  static constexpr uint32_t kInline = 4;
+  struct Record {
+    uint32_t function = 0;
+    int32_t rank = 0;
+    uint32_t count = 0;
+    bool communicates = false;
+    uint64_t* spill = nullptr;  // count > kInline: every handle, from pool_
+    uint64_t inline_handles[kInline] = {};
+    const uint64_t* handles() const { return spill ? spill : inline_handles; }
+  };
+  void release_spill(Record& record);
+
+  data::NodePool pool_;
+  data::SlidingIdTable<Record> records_{"task", 4096};
+  uint64_t submitted_ = 0;
+  uint64_t completed_ = 0;
+  uint64_t communicating_ = 0;
+};
+
+}  // namespace taskgrid::plan
