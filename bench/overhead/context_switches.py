@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 SYSTEMS = {
     "cluster": ("taskbench-taskgrid", {"TASKGRID_MODE": "cluster"}),
@@ -39,7 +40,11 @@ def switches(args, system, steps):
         sys.exit(f"context_switches.py: {path} not found (build it first)")
     env = dict(os.environ, **extra_env)
     width = args.ranks * args.points_per_rank
-    command = [args.mpiexec, "-n", str(args.ranks), "/usr/bin/time", "-f", "ctxsw %w %c", path,
+    # Each rank appends its line to one file (stderr would interleave them).
+    report = tempfile.NamedTemporaryFile(prefix="ctxsw-", delete=False)
+    report.close()
+    command = [args.mpiexec, "-n", str(args.ranks), "/usr/bin/time", "-a", "-o", report.name,
+               "-f", "ctxsw %w %c", path,
                "-steps", str(steps), "-width", str(width), "-type", "stencil_1d",
                "-kernel", args.kernel, "-iter", str(args.iterations)]
     result = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -48,7 +53,10 @@ def switches(args, system, steps):
                  f"{result.stdout}{result.stderr}")
     voluntary = involuntary = 0
     found = 0
-    for line in (result.stdout + result.stderr).splitlines():
+    with open(report.name) as handle:
+        lines = handle.read().splitlines()
+    os.unlink(report.name)
+    for line in lines:
         match = LINE.match(line.strip())
         if match:
             voluntary += int(match.group(1))

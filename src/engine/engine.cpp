@@ -499,6 +499,7 @@ bool Engine::quiescent() {
 }
 
 bool Engine::drive_until(const std::function<bool()>& done) {
+  if (!program_drives_) return false;
   helpers_.fetch_add(1);
   comm::IdleBackoff backoff;
   while (!done()) {

@@ -62,6 +62,9 @@ class Engine final : public CommandSink, private VersionEvents {
   void set_timing(bool timing) { timing_ = timing; }
   // spmd mode: broadcast groups are created by the program thread (prepare).
   void set_engine_creates_groups(bool creates) { groups_.set_engine_creates_groups(creates); }
+  // The thread model (TASKGRID_PROGRESS): whether a waiting program thread
+  // drives the loop (drive_until) or sleeps while the engine thread does.
+  void set_program_drives(bool drives) { program_drives_ = drives; }
 
   // CommandSink. post: thread-safe; a batch for this rank is applied in order
   // with earlier local batches, others are sent as control messages.
@@ -126,6 +129,7 @@ class Engine final : public CommandSink, private VersionEvents {
   EngineListener* listener_ = nullptr;
   bool timing_ = true;
   bool shutdown_requested_ = false;
+  bool program_drives_ = true;
   EngineStats stats_;
 
   // Parts.

@@ -187,6 +187,7 @@ void start(int* argc, char*** argv) {
   rt->engine = std::make_unique<runtime::Engine>(transport, config.threads_per_rank,
                                                  spmd ? rank : 0, std::move(channels));
   rt->engine->set_engine_creates_groups(!spmd);
+  rt->engine->set_program_drives(rt->options.progress == "program");
   if (spmd && rt->options.divergence_interval > 0) {
     rt->divergence = std::make_unique<runtime::DivergenceCheck>(*rt->collectives,
                                                                 rt->options.divergence_interval);

@@ -51,6 +51,9 @@ RuntimeOptions read_options_from_environment() {
   if (const char* value = variable("TASKGRID_MODE"))
     options.mode =
         read_choice("TASKGRID_MODE", value, {"cluster", "spmd"}, "a mode", "cluster or spmd");
+  if (const char* value = variable("TASKGRID_PROGRESS"))
+    options.progress = read_choice("TASKGRID_PROGRESS", value, {"program", "engine"},
+                                   "a progress model", "program or engine");
   if (const char* value = variable("TASKGRID_CHUNK_BYTES"))
     options.chunk_bytes = static_cast<size_t>(read_number(
         "TASKGRID_CHUNK_BYTES", value, 1, kNoLimit, "must be a positive number of bytes"));

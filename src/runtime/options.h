@@ -10,11 +10,13 @@
 namespace taskgrid::runtime {
 
 struct RuntimeOptions {
-  int threads = 0;                      // TASKGRID_THREADS (0: cores / ranks on this node)
-  std::string scheduler = "heft";       // TASKGRID_SCHEDULER
-  std::string mode = "cluster";         // TASKGRID_MODE
-  bool stats = false;                   // TASKGRID_STATS=1
-  size_t chunk_bytes = 0;               // TASKGRID_CHUNK_BYTES (testing: force chunked transfers)
+  int threads = 0;                 // TASKGRID_THREADS (0: cores / ranks on this node)
+  std::string scheduler = "heft";  // TASKGRID_SCHEDULER
+  std::string mode = "cluster";    // TASKGRID_MODE
+  std::string progress =
+      "program";           // TASKGRID_PROGRESS: who drives the engine while the program waits
+  bool stats = false;      // TASKGRID_STATS=1
+  size_t chunk_bytes = 0;  // TASKGRID_CHUNK_BYTES (testing: force chunked transfers)
   uint64_t divergence_interval = 1024;  // TASKGRID_CHECK_INTERVAL (spmd; 0: off)
   int channels = 4;                     // TASKGRID_CHANNELS (task-aware communication)
   coll::Strategy broadcast = coll::Strategy::automatic;  // TASKGRID_BCAST

@@ -107,6 +107,22 @@ foreach(mode IN ITEMS cluster spmd)
   endforeach()
 endforeach()
 
+# The other thread model: the engine thread alone drives the loop while the
+# program sleeps (TASKGRID_PROGRESS=engine; the default is the program).
+foreach(mode IN ITEMS cluster spmd)
+  foreach(ranks IN ITEMS 2 4)
+    set(name runtime.differential.engine_progress.${mode}.np${ranks})
+    add_test(NAME ${name}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
+                     $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
+                     --graphs 100 --seed 93${ranks}7 --tasks-max 60 --hang-seconds 30)
+    set_tests_properties(${name} PROPERTIES
+      ENVIRONMENT "TASKGRID_MODE=${mode};TASKGRID_PROGRESS=engine;TASKGRID_WINDOW=4;TASKGRID_SCHEDULER=round_robin;TASKGRID_THREADS=1"
+      FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
+      PROCESSORS 2 LABELS "mpi;differential" TIMEOUT 120)
+  endforeach()
+endforeach()
+
 # TASKGRID_TRACE and TASKGRID_STATS: one Chrome trace for the whole job, a
 # stats line per rank, and the two agree.
 foreach(mode IN ITEMS cluster spmd)

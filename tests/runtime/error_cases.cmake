@@ -97,6 +97,10 @@ taskgrid_error_test(bad_threads 2 1
   ENV TASKGRID_THREADS=0
   REGEX "TASKGRID_THREADS=.0. must be a whole number from 1 to 4096"
   ARGS start_only)
+taskgrid_error_test(bad_progress 2 1
+  ENV TASKGRID_PROGRESS=sometimes
+  REGEX "TASKGRID_PROGRESS=.sometimes. is not a progress model. choose program or engine"
+  ARGS start_only)
 taskgrid_error_test(bad_check_interval 2 1
   ENV TASKGRID_MODE=spmd TASKGRID_CHECK_INTERVAL=9000
   REGEX "TASKGRID_CHECK_INTERVAL=.9000. must be a number of submissions from 0 .the check off. to 8192"

@@ -136,7 +136,7 @@ std::vector<std::vector<uint8_t>> run_sequentially(const Graph& g) {
 // One rank: its engine (on its own thread) and its planner.
 struct Rank {
   Rank(comm::Transport& transport, int threads, int ranks, uint64_t window,
-       coll::Strategy broadcast)
+       coll::Strategy broadcast, bool program_drives)
       : engine(transport, threads, transport.rank()) {
     PlannerConfig config;
     config.mode = PlannerMode::spmd;
@@ -150,6 +150,7 @@ struct Rank {
     config.broadcast_min_bytes = 1;
     config.broadcast_chunk = 64;
     engine.set_engine_creates_groups(false);
+    engine.set_program_drives(program_drives);
     engine.set_timing(false);
     planner = std::make_unique<Planner>(engine, config);
     engine.set_listener(planner.get());
@@ -166,11 +167,13 @@ struct Rank {
 std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, int ranks, int threads,
                                                   uint64_t window, uint64_t& messages,
                                                   coll::Strategy broadcast = coll::Strategy::none,
-                                                  uint64_t* broadcasts = nullptr) {
+                                                  uint64_t* broadcasts = nullptr,
+                                                  bool program_drives = true) {
   comm::LoopbackFabric fabric(ranks);
   std::vector<std::unique_ptr<Rank>> job;
   for (int r = 0; r < ranks; ++r)
-    job.push_back(std::make_unique<Rank>(fabric.transport(r), threads, ranks, window, broadcast));
+    job.push_back(std::make_unique<Rank>(fabric.transport(r), threads, ranks, window, broadcast,
+                                         program_drives));
   // Each rank's program memory: the host buffers it registers and fetches into.
   std::vector<std::vector<std::vector<uint8_t>>> memory(static_cast<size_t>(ranks));
   std::vector<std::thread> programs;
@@ -221,11 +224,14 @@ TEST_P(Loopback, RandomGraphsMatchSequentialExecution) {
     // Tiny windows make programs wait for their tasks mid-graph, at different
     // points on different ranks: it must never deadlock.
     const uint64_t window = graph % 3 == 0 ? 0 : 1 + graph % 4;
-    const auto got = run_on_loopback(g, ranks, threads, window, messages);
+    // Both thread models: the waiting program drives its engine, or sleeps.
+    const bool program_drives = graph % 4 < 2;
+    const auto got = run_on_loopback(g, ranks, threads, window, messages, coll::Strategy::none,
+                                     nullptr, program_drives);
     for (size_t h = 0; h < expected.size(); ++h)
-      ASSERT_EQ(got[h], expected[h])
-          << "ranks " << ranks << ", graph " << graph << " (seed " << seed << "), threads "
-          << threads << ", window " << window << ", handle " << h;
+      ASSERT_EQ(got[h], expected[h]) << "ranks " << ranks << ", graph " << graph << " (seed "
+                                     << seed << "), threads " << threads << ", window " << window
+                                     << ", program drives " << program_drives << ", handle " << h;
   }
   // Not vacuous: with several ranks, versions really travelled between them.
   if (ranks > 1) {
