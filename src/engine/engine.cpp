@@ -22,6 +22,16 @@ namespace {
 constexpr int kTasksPerPass = 32;
 constexpr uint64_t kPassNs = 20'000;
 
+// Set while this thread holds an engine's drive lock: a task body run by a
+// driving program thread that calls into the runtime again must not try to
+// take the lock it holds.
+thread_local bool driving_here = false;
+
+struct DrivingHere {
+  DrivingHere() { driving_here = true; }
+  ~DrivingHere() { driving_here = false; }
+};
+
 }  // namespace
 
 Engine::Engine(comm::Transport& transport, int threads, int head_rank,
@@ -498,14 +508,24 @@ bool Engine::quiescent() {
          completions_.idle() && transport_.pending() == 0;
 }
 
+void Engine::help() {
+  if (!program_drives_ || driving_here) return;
+  program_seen_ns_.store(transport_.now_ns(), std::memory_order_relaxed);
+  std::unique_lock drive(drive_mutex_, std::try_to_lock);
+  if (!drive.owns_lock()) return;
+  DrivingHere mark;
+  progress();
+}
+
 bool Engine::drive_until(const std::function<bool()>& done) {
-  if (!program_drives_) return false;
+  if (!program_drives_ || driving_here) return false;
   helpers_.fetch_add(1);
   comm::IdleBackoff backoff;
   while (!done()) {
     bool active;
     {
       std::lock_guard drive(drive_mutex_);
+      DrivingHere mark;
       active = progress();
     }
     if (active) {
@@ -514,6 +534,7 @@ bool Engine::drive_until(const std::function<bool()>& done) {
       transport_.idle(backoff, wakeup_, transport_.copying_bulk_data());
     }
   }
+  program_seen_ns_.store(transport_.now_ns(), std::memory_order_relaxed);
   helpers_.fetch_sub(1);
   { std::lock_guard lock(park_mutex_); }
   park_.notify_one();
@@ -523,11 +544,16 @@ bool Engine::drive_until(const std::function<bool()>& done) {
 void Engine::run() {
   trace::name_thread("engine");
   for (;;) {
-    if (helpers_.load() > 0) {
-      // A program thread drives the loop; sleep until it stops (bounded, so
-      // that a missed notification costs at most a millisecond).
+    const auto program_busy = [this] {
+      return helpers_.load() > 0 ||
+             transport_.now_ns() - program_seen_ns_.load(std::memory_order_relaxed) <
+                 kProgramGraceNs;
+    };
+    if (program_busy()) {
+      // A program thread drives the loop, or did a moment ago: sleep until it
+      // stops (bounded, so that a missed notification costs at most 1 ms).
       std::unique_lock lock(park_mutex_);
-      park_.wait_for(lock, std::chrono::milliseconds(1), [this] { return helpers_.load() == 0; });
+      park_.wait_for(lock, std::chrono::milliseconds(1), [&] { return !program_busy(); });
       backoff_.reset();
       continue;
     }
@@ -535,6 +561,7 @@ void Engine::run() {
     bool stop;
     {
       std::lock_guard drive(drive_mutex_);
+      DrivingHere mark;
       active = progress();
       stop = shutdown_requested_ && quiescent();
     }

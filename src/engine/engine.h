@@ -73,6 +73,7 @@ class Engine final : public CommandSink, private VersionEvents {
     groups_.prepare(members, tag);
   }
   bool drive_until(const std::function<bool()>& done) override;
+  void help() override;
 
   // Runs the loop on the calling thread (the engine thread) until a shutdown
   // command was applied and everything in flight has completed.
@@ -152,6 +153,10 @@ class Engine final : public CommandSink, private VersionEvents {
   // While a program thread drives (helpers_ > 0) the engine thread sleeps.
   std::mutex drive_mutex_;
   std::atomic<int> helpers_{0};
+  // When a program thread last drove or helped: the engine thread stays
+  // asleep for kProgramGraceNs after it, as the program is likely back soon.
+  std::atomic<uint64_t> program_seen_ns_{0};
+  static constexpr uint64_t kProgramGraceNs = 1'000'000;
   std::mutex park_mutex_;
   std::condition_variable park_;
   comm::Wakeup wakeup_;

@@ -32,6 +32,11 @@ class CommandSink {
     (void)done;
     return false;
   }
+  // Called by a submitting program thread now and then, without the
+  // caller's locks: a chance to run one pass of the engine's loop, so that a
+  // program that submits far ahead also executes and communicates on its own
+  // thread instead of waking the engine thread beside it.
+  virtual void help() {}
 };
 
 // What the engine reports to the planner that plans for it (the head in

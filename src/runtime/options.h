@@ -25,7 +25,7 @@ struct RuntimeOptions {
   int finalize_timeout_seconds = 30;  // TASKGRID_FINALIZE_TIMEOUT (0: no limit)             //
                                       // TASKGRID_BCAST_CHUNK (0: from the cost model)
   uint64_t window =
-      16384;  // TASKGRID_WINDOW: tasks in flight per rank before submit waits (0: no limit)
+      4096;  // TASKGRID_WINDOW: tasks in flight per rank before submit waits (0: no limit)
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.

@@ -141,6 +141,14 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     lock.unlock();
     config_.divergence->check();
   }
+  if (submissions_ % kHelpEvery == 0) {
+    // The thread model: this thread runs a pass of the engine now and then,
+    // with this rank's new commands in it (see CommandSink::help).
+    if (!lock.owns_lock()) lock.lock();
+    batches_.flush(config_.rank);
+    lock.unlock();
+    sink_.help();
+  }
 }
 
 void Planner::route_input(const graph::ResolvedAccess& r, data::VersionInfo& info, int rank,

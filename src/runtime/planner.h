@@ -104,6 +104,8 @@ class Planner final : public EngineListener {
   // broadcasts delivered since the last call need, at the same point of the
   // program on every member.
   void create_broadcast_comms(std::unique_lock<std::mutex>& lock);
+  // A submitting thread runs a pass of the engine every this many submissions.
+  static constexpr uint64_t kHelpEvery = 64;
   void wait_until(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done);
   // Waits (lock held on entry and exit) until `done`, driving the sink if it can.
   void block(std::unique_lock<std::mutex>& lock, std::condition_variable& condition,

@@ -102,7 +102,7 @@ TEST(PlannerAllocations, SpmdLocalTasksAllocateOnlyPerBatch) {
   const auto on_zero = [](int) { return 0; };
   const Counts counts = steady_state(PlannerMode::spmd, 4, on_zero, on_zero, 50000);
   EXPECT_GT(counts.batches, 0u);
-  EXPECT_LE(counts.allocations, counts.batches);
+  EXPECT_LE(counts.allocations, counts.batches + 1);  // + the batch being filled
 }
 
 TEST(PlannerAllocations, SpmdForeignTasksAllocateNothing) {
@@ -115,7 +115,7 @@ TEST(PlannerAllocations, SpmdForeignTasksAllocateNothing) {
 TEST(PlannerAllocations, SpmdBalancedTasksAllocateOnlyPerBatch) {
   const auto spread = [](int i) { return i % 16; };
   const Counts counts = steady_state(PlannerMode::spmd, 16, spread, spread, 50000);
-  EXPECT_LE(counts.allocations, counts.batches);
+  EXPECT_LE(counts.allocations, counts.batches + 1);  // + the batch being filled
 }
 
 TEST(PlannerAllocations, ClusterTasksWithTransfersAllocateOnlyPerBatch) {
@@ -124,7 +124,7 @@ TEST(PlannerAllocations, ClusterTasksWithTransfersAllocateOnlyPerBatch) {
       PlannerMode::cluster, 4, [](int i) { return i % 4; }, [](int i) { return (i / 3) % 4; },
       50000);
   EXPECT_GT(counts.batches, 0u);
-  EXPECT_LE(counts.allocations, counts.batches);
+  EXPECT_LE(counts.allocations, counts.batches + 1);  // + the batch being filled
 }
 
 }  // namespace
