@@ -74,7 +74,7 @@ void loopback_task(TaskContext& ctx) {
 }
 TASKGRID_REGISTER(loopback_task);
 
-Graph generate(uint64_t seed, int ranks) {
+Graph generate(uint64_t seed, int ranks, size_t max_tasks = 40) {
   std::mt19937_64 random(seed);
   Graph g;
   const size_t handles = 1 + random() % 8;
@@ -82,7 +82,7 @@ Graph generate(uint64_t seed, int ranks) {
     g.sizes.push_back(random() % 5 == 0 ? 0 : 1 + random() % 300);
     g.owners.push_back(static_cast<int>(random() % static_cast<uint64_t>(ranks)));
   }
-  const size_t tasks = 1 + random() % 40;
+  const size_t tasks = 1 + random() % max_tasks;
   for (size_t t = 0; t < tasks; ++t) {
     TaskSpec task;
     task.salt = random();
@@ -240,6 +240,36 @@ TEST_P(Loopback, RandomGraphsMatchSequentialExecution) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Loopback, ::testing::Values(1, 2, 3, 4, 5, 8));
+
+// Long graphs: a submitting program runs a pass of its engine every 64
+// submissions (CommandSink::help) and the engine thread sleeps meanwhile; with
+// small windows the program also drives while it waits. Both thread models.
+class LoopbackLong : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+TEST_P(LoopbackLong, LongGraphsMatchSequentialExecution) {
+  const auto [ranks, program_drives] = GetParam();
+  uint64_t messages = 0;
+  for (uint64_t graph = 0; graph < 6; ++graph) {
+    const uint64_t seed = mix(static_cast<uint64_t>(ranks) * 15485863 + graph);
+    const Graph g = generate(seed, ranks, 600);
+    const auto expected = run_sequentially(g);
+    const int threads = 1 + static_cast<int>(graph % 2);
+    const uint64_t window = graph % 3 == 0 ? 0 : 8 << (graph % 3);
+    const auto got = run_on_loopback(g, ranks, threads, window, messages, coll::Strategy::none,
+                                     nullptr, program_drives);
+    for (size_t h = 0; h < expected.size(); ++h)
+      ASSERT_EQ(got[h], expected[h])
+          << "ranks " << ranks << ", graph " << graph << " (seed " << seed << "), "
+          << g.tasks.size() << " tasks, threads " << threads << ", window " << window
+          << ", program drives " << program_drives << ", handle " << h;
+  }
+  if (ranks > 1) {
+    EXPECT_GT(messages, 100u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, LoopbackLong,
+                         ::testing::Combine(::testing::Values(1, 2, 4), ::testing::Bool()));
 
 // Every broadcast strategy, the transport's group broadcast (`mpi`) included,
 // on graphs where versions are read on several ranks.
