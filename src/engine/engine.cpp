@@ -5,6 +5,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <thread>
 
 #include "engine/transfer_cookie.h"
 #include "exec/task_channels.h"
@@ -206,9 +207,8 @@ void Engine::apply_create(const wire::Create& create) {
 
 void Engine::apply_fetch(const wire::Fetch& fetch) {
   if (fetch.source >= 0) {
-    fetch_storage_.push_back(std::make_unique<FetchReceive>(FetchReceive{fetch.version}));
     transport_.receive_data(fetch.source, fetch.tag, fetch.host, fetch.bytes,
-                            make_cookie(fetch_storage_.back().get(), kFetch));
+                            make_cookie(keep_fetch(fetch), kFetch));
     return;
   }
   Version* version = find_or_fail(fetch.version, "fetch");
@@ -216,8 +216,7 @@ void Engine::apply_fetch(const wire::Fetch& fetch) {
   if (version->ready) {
     copy_to_host(version, fetch);
   } else {
-    version->waiters.push_back(
-        {VersionWaiter::Kind::fetch, 0, 0, new wire::Fetch(fetch)});  // rare: the program waits
+    version->waiters.push_back({VersionWaiter::Kind::fetch, 0, 0, keep_fetch(fetch)});
   }
 }
 
@@ -251,13 +250,9 @@ void Engine::version_ready(Version* version) {
       case VersionWaiter::Kind::send:
         send_version(version, waiter.dest, waiter.tag);
         break;
-      case VersionWaiter::Kind::fetch: {
-        auto* fetch = static_cast<wire::Fetch*>(waiter.object);
-        const wire::Fetch copy = *fetch;
-        delete fetch;
-        copy_to_host(version, copy);
+      case VersionWaiter::Kind::fetch:
+        copy_to_host(version, drop_fetch(static_cast<wire::Fetch*>(waiter.object)));
         break;
-      }
       case VersionWaiter::Kind::tree_broadcast:
         trees_.version_present(waiter.object);
         break;
@@ -269,8 +264,19 @@ void Engine::version_ready(Version* version) {
   version->waiters.clear();
 }
 
-void Engine::release_use(Version* version) {
-  if (versions_.release_use(version)) stats_.versions_reclaimed += 1;
+void Engine::release_use(Version* version) { versions_.release_use(version); }
+
+wire::Fetch* Engine::keep_fetch(const wire::Fetch& fetch) {
+  fetches_.push_back(std::make_unique<wire::Fetch>(fetch));
+  return fetches_.back().get();
+}
+
+wire::Fetch Engine::drop_fetch(const wire::Fetch* fetch) {
+  auto it = std::find_if(fetches_.begin(), fetches_.end(),
+                         [&](const std::unique_ptr<wire::Fetch>& f) { return f.get() == fetch; });
+  const wire::Fetch copy = **it;
+  fetches_.erase(it);
+  return copy;
 }
 
 void Engine::send_version(Version* version, int dest, int tag) {
@@ -407,12 +413,8 @@ void Engine::transfer_done(uint64_t cookie) {
       groups_.chunk_done(cookie);
       break;
     case kFetch: {
-      auto* fetch = cookie_object<FetchReceive>(cookie);
-      if (listener_) listener_->on_fetched(fetch->version);
-      auto it =
-          std::find_if(fetch_storage_.begin(), fetch_storage_.end(),
-                       [&](const std::unique_ptr<FetchReceive>& f) { return f.get() == fetch; });
-      fetch_storage_.erase(it);
+      const wire::Fetch fetch = drop_fetch(cookie_object<wire::Fetch>(cookie));
+      if (listener_) listener_->on_fetched(fetch.version);
       break;
     }
     default:
@@ -536,24 +538,19 @@ bool Engine::drive_until(const std::function<bool()>& done) {
   }
   program_seen_ns_.store(transport_.now_ns(), std::memory_order_relaxed);
   helpers_.fetch_sub(1);
-  { std::lock_guard lock(park_mutex_); }
-  park_.notify_one();
   return true;
 }
 
 void Engine::run() {
   trace::name_thread("engine");
   for (;;) {
-    const auto program_busy = [this] {
-      return helpers_.load() > 0 ||
-             transport_.now_ns() - program_seen_ns_.load(std::memory_order_relaxed) <
-                 kProgramGraceNs;
-    };
-    if (program_busy()) {
-      // A program thread drives the loop, or did a moment ago: sleep until it
-      // stops (bounded, so that a missed notification costs at most 1 ms).
-      std::unique_lock lock(park_mutex_);
-      park_.wait_for(lock, std::chrono::milliseconds(1), [&] { return !program_busy(); });
+    const uint64_t since_program =
+        transport_.now_ns() - program_seen_ns_.load(std::memory_order_relaxed);
+    if (helpers_.load() > 0 || since_program < kProgramGraceNs) {
+      // A program thread drives the loop, or did a moment ago and is likely
+      // back soon: sleep, and look again in at most a millisecond.
+      std::this_thread::sleep_for(std::chrono::nanoseconds(
+          helpers_.load() > 0 ? kProgramGraceNs : kProgramGraceNs - since_program));
       backoff_.reset();
       continue;
     }

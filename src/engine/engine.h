@@ -21,7 +21,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -81,13 +80,13 @@ class Engine final : public CommandSink, private VersionEvents {
   void wake() { wakeup_.notify(); }
 
   int rank() const { return transport_.rank(); }
-  const EngineStats& stats() const { return stats_; }
+  EngineStats stats() const {
+    EngineStats stats = stats_;
+    stats.versions_reclaimed = versions_.reclaimed();
+    return stats;
+  }
 
  private:
-  struct FetchReceive {
-    uint64_t version;
-  };
-
   // VersionEvents (the parts call back).
   void version_arrived(Version* version) override { version_ready(version); }
   void version_released(Version* version) override { release_use(version); }
@@ -111,6 +110,8 @@ class Engine final : public CommandSink, private VersionEvents {
   void release_use(Version* version);
   void send_version(Version* version, int dest, int tag);
   void copy_to_host(Version* version, const wire::Fetch& fetch);
+  wire::Fetch* keep_fetch(const wire::Fetch& fetch);
+  wire::Fetch drop_fetch(const wire::Fetch* fetch);
   // Tasks.
   void make_ready(Task* task);
   void dispatch_ready();
@@ -157,8 +158,6 @@ class Engine final : public CommandSink, private VersionEvents {
   // asleep for kProgramGraceNs after it, as the program is likely back soon.
   std::atomic<uint64_t> program_seen_ns_{0};
   static constexpr uint64_t kProgramGraceNs = 1'000'000;
-  std::mutex park_mutex_;
-  std::condition_variable park_;
   comm::Wakeup wakeup_;
   comm::IdleBackoff backoff_;  // the engine thread's
 
@@ -169,7 +168,9 @@ class Engine final : public CommandSink, private VersionEvents {
   std::vector<uint64_t> transfers_done_;
   std::vector<char> control_in_;
   std::vector<wire::Completed> completed_remote_;
-  std::vector<std::unique_ptr<FetchReceive>> fetch_storage_;
+  // Fetches in progress (rare: the program waits for each): received
+  // straight into the program's buffer, or waiting for a local version.
+  std::vector<std::unique_ptr<wire::Fetch>> fetches_;
 };
 
 }  // namespace taskgrid::runtime

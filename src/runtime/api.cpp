@@ -30,8 +30,6 @@ struct Runtime {
   // MPI: the transport, the bookkeeping collectives (start-up figures,
   // divergence check, stats, trace, exit status) and the channels.
   std::unique_ptr<comm::MpiBackend> backend;
-  comm::Transport* transport = nullptr;
-  comm::Collectives* collectives = nullptr;
   std::unique_ptr<runtime::Engine> engine;
   std::unique_ptr<runtime::DivergenceCheck> divergence;
   std::unique_ptr<runtime::Planner> planner;
@@ -60,7 +58,7 @@ void exit_guard() {
   std::fprintf(stderr,
                "error: taskgrid: rank %d: the process is exiting before taskgrid::finish() "
                "(exit() called, or main returned without finish())\n",
-               state->transport ? state->transport->rank() : -1);
+               state->backend ? state->backend->transport().rank() : -1);
   std::fflush(stderr);
   std::_Exit(1);
 }
@@ -109,7 +107,7 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
 // rank's status, or end the job at the first exit.
 int shut_down_rank(int exit_status) {
   Runtime& rt = *state;
-  comm::Collectives& collectives = *rt.collectives;
+  comm::Collectives& collectives = rt.backend->collectives();
   exit_status = static_cast<int>(collectives.max_over_ranks(exit_status));
   if (rt.options.stats) print_stats(collectives, rt.engine->stats());
   trace::write_job_trace(collectives);
@@ -117,9 +115,7 @@ int shut_down_rank(int exit_status) {
   rt.divergence.reset();
   rt.engine.reset();
   runtime::set_abort_transport(nullptr);
-  const int rank = rt.transport->rank();
-  rt.transport = nullptr;
-  rt.collectives = nullptr;
+  const int rank = rt.backend->transport().rank();
   finished = true;
   // MPI_Finalize under a deadline (it sometimes never returns with Debian's
   // MPICH over TCP, after the work is done). Rank 0 gives up first (the
@@ -146,9 +142,8 @@ void start(int* argc, char*** argv) {
   } catch (const std::runtime_error& error) {
     throw Error(std::string("taskgrid::start: ") + error.what());
   }
-  rt->transport = &rt->backend->transport();
-  rt->collectives = &rt->backend->collectives();
-  comm::Transport& transport = *rt->transport;
+  comm::Transport& transport = rt->backend->transport();
+  comm::Collectives& collectives = rt->backend->collectives();
   const int rank = transport.rank();
   runtime::set_abort_transport(&transport);
   trace::configure(rank);
@@ -162,11 +157,11 @@ void start(int* argc, char*** argv) {
   config.scheduler = rt->options.scheduler;
   config.threads_per_rank = rt->options.threads > 0
                                 ? rt->options.threads
-                                : runtime::default_threads(rt->collectives->ranks_on_node());
+                                : runtime::default_threads(collectives.ranks_on_node());
   if (config.ranks > 1) {
     // The cost model's network figures, the same on every rank (spmd
     // planners must all choose the same broadcast plans).
-    const comm::LinkEstimate link = rt->collectives->measure_link();
+    const comm::LinkEstimate link = collectives.measure_link();
     config.latency_seconds = link.latency_seconds;
     config.bandwidth_bytes_per_second = link.bandwidth_bytes_per_second;
   }
@@ -189,8 +184,8 @@ void start(int* argc, char*** argv) {
   rt->engine->set_engine_creates_groups(!spmd);
   rt->engine->set_program_drives(rt->options.progress == "program");
   if (spmd && rt->options.divergence_interval > 0) {
-    rt->divergence = std::make_unique<runtime::DivergenceCheck>(*rt->collectives,
-                                                                rt->options.divergence_interval);
+    rt->divergence =
+        std::make_unique<runtime::DivergenceCheck>(collectives, rt->options.divergence_interval);
     config.divergence = rt->divergence.get();
   }
   // Durations feed heft's cost model; every rank knows the scheduler (same environment).
@@ -217,8 +212,8 @@ int finish(int exit_status) {
   return shut_down_rank(exit_status);
 }
 
-int rank() { return running().transport->rank(); }
-int num_ranks() { return running().transport->size(); }
+int rank() { return running().backend->transport().rank(); }
+int num_ranks() { return running().backend->transport().size(); }
 bool is_running() { return state != nullptr; }
 
 DataHandle enter_data(void* host, size_t bytes) { return planner().enter_data(host, bytes, -1); }
