@@ -91,37 +91,31 @@ set_tests_properties(runtime.differential.chunked.np2 PROPERTIES
   FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
   PROCESSORS 2 LABELS "mpi;differential" TIMEOUT 120)
 
+# Runs of 100 graphs in both modes at 2 and 4 ranks under extra settings
+# (`environment`: a ;-list); `seed` gets the rank count in its middle.
+function(taskgrid_differential_variant variant seed_head seed_tail environment)
+  foreach(mode IN ITEMS cluster spmd)
+    foreach(ranks IN ITEMS 2 4)
+      set(name runtime.differential.${variant}.${mode}.np${ranks})
+      add_test(NAME ${name}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
+                       $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
+                       --graphs 100 --seed ${seed_head}${ranks}${seed_tail} --tasks-max 60
+                       --hang-seconds 30)
+      set_tests_properties(${name} PROPERTIES
+        ENVIRONMENT "TASKGRID_MODE=${mode};${environment};TASKGRID_SCHEDULER=round_robin;TASKGRID_THREADS=1"
+        FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
+        PROCESSORS 2 LABELS "mpi;differential" TIMEOUT 120)
+    endforeach()
+  endforeach()
+endfunction()
+
 # A submission window of 2 tasks (TASKGRID_WINDOW): programs wait for their
 # tasks mid-graph, each rank at its own point; never a deadlock, same results.
-foreach(mode IN ITEMS cluster spmd)
-  foreach(ranks IN ITEMS 2 4)
-    set(name runtime.differential.window2.${mode}.np${ranks})
-    add_test(NAME ${name}
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
-                     $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
-                     --graphs 100 --seed 81${ranks}1 --tasks-max 60 --hang-seconds 30)
-    set_tests_properties(${name} PROPERTIES
-      ENVIRONMENT "TASKGRID_MODE=${mode};TASKGRID_WINDOW=2;TASKGRID_SCHEDULER=round_robin;TASKGRID_THREADS=1"
-      FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
-      PROCESSORS 2 LABELS "mpi;differential" TIMEOUT 120)
-  endforeach()
-endforeach()
-
+taskgrid_differential_variant(window2 81 1 "TASKGRID_WINDOW=2")
 # The other thread model: the engine thread alone drives the loop while the
 # program sleeps (TASKGRID_PROGRESS=engine; the default is the program).
-foreach(mode IN ITEMS cluster spmd)
-  foreach(ranks IN ITEMS 2 4)
-    set(name runtime.differential.engine_progress.${mode}.np${ranks})
-    add_test(NAME ${name}
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
-                     $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
-                     --graphs 100 --seed 93${ranks}7 --tasks-max 60 --hang-seconds 30)
-    set_tests_properties(${name} PROPERTIES
-      ENVIRONMENT "TASKGRID_MODE=${mode};TASKGRID_PROGRESS=engine;TASKGRID_WINDOW=4;TASKGRID_SCHEDULER=round_robin;TASKGRID_THREADS=1"
-      FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
-      PROCESSORS 2 LABELS "mpi;differential" TIMEOUT 120)
-  endforeach()
-endforeach()
+taskgrid_differential_variant(engine_progress 93 7 "TASKGRID_PROGRESS=engine;TASKGRID_WINDOW=4")
 
 # TASKGRID_TRACE and TASKGRID_STATS: one Chrome trace for the whole job, a
 # stats line per rank, and the two agree.

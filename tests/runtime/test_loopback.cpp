@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <thread>
 #include <vector>
@@ -133,11 +134,33 @@ std::vector<std::vector<uint8_t>> run_sequentially(const Graph& g) {
   return state;
 }
 
+// How a graph is run on the loopback ranks.
+struct LoopbackRun {
+  int ranks = 1;
+  int threads = 1;
+  uint64_t window = 0;  // tasks in flight per rank before submit waits (0: no limit)
+  coll::Strategy broadcast = coll::Strategy::none;
+  bool program_drives = true;  // the thread model (Engine::set_program_drives)
+};
+
+std::ostream& operator<<(std::ostream& out, const LoopbackRun& run) {
+  return out << "ranks " << run.ranks << ", threads " << run.threads << ", window " << run.window
+             << ", strategy " << coll::strategy_name(run.broadcast) << ", program drives "
+             << run.program_drives;
+}
+
+// What the runs of a test moved between ranks, for its not-vacuous checks.
+struct Traffic {
+  uint64_t messages = 0;    // data messages
+  uint64_t broadcasts = 0;  // broadcasts rooted or group broadcasts taken part in
+};
+
 // One rank: its engine (on its own thread) and its planner.
 struct Rank {
-  Rank(comm::Transport& transport, int threads, int ranks, uint64_t window,
-       coll::Strategy broadcast, bool program_drives)
-      : engine(transport, threads, transport.rank()) {
+  Rank(comm::Transport& transport, const LoopbackRun& run)
+      : engine(transport, run.threads, transport.rank()) {
+    const int ranks = run.ranks, threads = run.threads;
+    const uint64_t window = run.window;
     PlannerConfig config;
     config.mode = PlannerMode::spmd;
     config.rank = transport.rank();
@@ -146,11 +169,11 @@ struct Rank {
     config.window = window;
     // Broadcasts of every version read on several ranks, in chunks of 64
     // bytes, so that routes, forwarding and group windows are all exercised.
-    config.broadcast = broadcast;
+    config.broadcast = run.broadcast;
     config.broadcast_min_bytes = 1;
     config.broadcast_chunk = 64;
     engine.set_engine_creates_groups(false);
-    engine.set_program_drives(program_drives);
+    engine.set_program_drives(run.program_drives);
     engine.set_timing(false);
     planner = std::make_unique<Planner>(engine, config);
     engine.set_listener(planner.get());
@@ -161,19 +184,14 @@ struct Rank {
   std::thread engine_thread;
 };
 
-// Runs `g` on `ranks` loopback ranks; returns each handle's bytes as fetched
-// on its owner. Adds the data messages the ranks exchanged to `messages`.
-// `window`: tasks in flight per rank before submit waits (0: no limit).
-std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, int ranks, int threads,
-                                                  uint64_t window, uint64_t& messages,
-                                                  coll::Strategy broadcast = coll::Strategy::none,
-                                                  uint64_t* broadcasts = nullptr,
-                                                  bool program_drives = true) {
+// Runs `g` as `run` says; returns each handle's bytes as fetched on its
+// owner and adds what the ranks exchanged to `traffic`.
+std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const LoopbackRun& run,
+                                                  Traffic& traffic) {
+  const int ranks = run.ranks;
   comm::LoopbackFabric fabric(ranks);
   std::vector<std::unique_ptr<Rank>> job;
-  for (int r = 0; r < ranks; ++r)
-    job.push_back(std::make_unique<Rank>(fabric.transport(r), threads, ranks, window, broadcast,
-                                         program_drives));
+  for (int r = 0; r < ranks; ++r) job.push_back(std::make_unique<Rank>(fabric.transport(r), run));
   // Each rank's program memory: the host buffers it registers and fetches into.
   std::vector<std::vector<std::vector<uint8_t>>> memory(static_cast<size_t>(ranks));
   std::vector<std::thread> programs;
@@ -201,41 +219,49 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, int ranks, int
   }
   for (auto& program : programs) program.join();
   for (auto& rank : job) rank->engine_thread.join();
-  messages += fabric.data_messages();
-  if (broadcasts)
-    for (auto& rank : job)
-      *broadcasts += rank->engine.stats().broadcasts_rooted + rank->engine.stats().mpi_broadcasts;
+  traffic.messages += fabric.data_messages();
+  for (auto& rank : job)
+    traffic.broadcasts +=
+        rank->engine.stats().broadcasts_rooted + rank->engine.stats().mpi_broadcasts;
   std::vector<std::vector<uint8_t>> result;
   for (size_t h = 0; h < g.sizes.size(); ++h)
     result.push_back(memory[static_cast<size_t>(g.owners[h])][h]);
   return result;
 }
 
+// Runs `g` and compares every handle with the same tasks run sequentially.
+::testing::AssertionResult matches_sequential(const Graph& g, const LoopbackRun& run,
+                                              Traffic& traffic) {
+  const auto expected = run_sequentially(g);
+  const auto got = run_on_loopback(g, run, traffic);
+  for (size_t h = 0; h < expected.size(); ++h)
+    if (got[h] != expected[h])
+      return ::testing::AssertionFailure()
+             << "handle " << h << " differs (" << g.tasks.size() << " tasks, " << run << ")";
+  return ::testing::AssertionSuccess();
+}
+
 class Loopback : public ::testing::TestWithParam<int> {};
 
 TEST_P(Loopback, RandomGraphsMatchSequentialExecution) {
   const int ranks = GetParam();
-  uint64_t messages = 0;
+  Traffic traffic;
   for (uint64_t graph = 0; graph < 60; ++graph) {
     const uint64_t seed = mix(static_cast<uint64_t>(ranks) * 7919 + graph);
-    const Graph g = generate(seed, ranks);
-    const auto expected = run_sequentially(g);
-    const int threads = 1 + static_cast<int>(graph % 2);
+    LoopbackRun run;
+    run.ranks = ranks;
+    run.threads = 1 + static_cast<int>(graph % 2);
     // Tiny windows make programs wait for their tasks mid-graph, at different
     // points on different ranks: it must never deadlock.
-    const uint64_t window = graph % 3 == 0 ? 0 : 1 + graph % 4;
+    run.window = graph % 3 == 0 ? 0 : 1 + graph % 4;
     // Both thread models: the waiting program drives its engine, or sleeps.
-    const bool program_drives = graph % 4 < 2;
-    const auto got = run_on_loopback(g, ranks, threads, window, messages, coll::Strategy::none,
-                                     nullptr, program_drives);
-    for (size_t h = 0; h < expected.size(); ++h)
-      ASSERT_EQ(got[h], expected[h]) << "ranks " << ranks << ", graph " << graph << " (seed "
-                                     << seed << "), threads " << threads << ", window " << window
-                                     << ", program drives " << program_drives << ", handle " << h;
+    run.program_drives = graph % 4 < 2;
+    ASSERT_TRUE(matches_sequential(generate(seed, ranks), run, traffic))
+        << "graph " << graph << " (seed " << seed << ")";
   }
   // Not vacuous: with several ranks, versions really travelled between them.
   if (ranks > 1) {
-    EXPECT_GT(messages, 60u);
+    EXPECT_GT(traffic.messages, 60u);
   }
 }
 
@@ -248,23 +274,19 @@ class LoopbackLong : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(LoopbackLong, LongGraphsMatchSequentialExecution) {
   const auto [ranks, program_drives] = GetParam();
-  uint64_t messages = 0;
+  Traffic traffic;
   for (uint64_t graph = 0; graph < 6; ++graph) {
     const uint64_t seed = mix(static_cast<uint64_t>(ranks) * 15485863 + graph);
-    const Graph g = generate(seed, ranks, 600);
-    const auto expected = run_sequentially(g);
-    const int threads = 1 + static_cast<int>(graph % 2);
-    const uint64_t window = graph % 3 == 0 ? 0 : 8 << (graph % 3);
-    const auto got = run_on_loopback(g, ranks, threads, window, messages, coll::Strategy::none,
-                                     nullptr, program_drives);
-    for (size_t h = 0; h < expected.size(); ++h)
-      ASSERT_EQ(got[h], expected[h])
-          << "ranks " << ranks << ", graph " << graph << " (seed " << seed << "), "
-          << g.tasks.size() << " tasks, threads " << threads << ", window " << window
-          << ", program drives " << program_drives << ", handle " << h;
+    LoopbackRun run;
+    run.ranks = ranks;
+    run.threads = 1 + static_cast<int>(graph % 2);
+    run.window = graph % 3 == 0 ? 0 : 8 << (graph % 3);
+    run.program_drives = program_drives;
+    ASSERT_TRUE(matches_sequential(generate(seed, ranks, 600), run, traffic))
+        << "graph " << graph << " (seed " << seed << ")";
   }
   if (ranks > 1) {
-    EXPECT_GT(messages, 100u);
+    EXPECT_GT(traffic.messages, 100u);
   }
 }
 
@@ -277,24 +299,20 @@ class LoopbackBroadcast : public ::testing::TestWithParam<std::tuple<int, coll::
 
 TEST_P(LoopbackBroadcast, RandomGraphsMatchSequentialExecution) {
   const auto [ranks, strategy] = GetParam();
-  uint64_t messages = 0;
-  uint64_t broadcasts = 0;
+  Traffic traffic;
   for (uint64_t graph = 0; graph < 40; ++graph) {
     const uint64_t seed = mix(static_cast<uint64_t>(ranks) * 104729 + graph);
-    const Graph g = generate(seed, ranks);
-    const auto expected = run_sequentially(g);
-    const int threads = 1 + static_cast<int>(graph % 2);
-    const uint64_t window = graph % 3 == 0 ? 0 : 1 + graph % 4;
-    const auto got = run_on_loopback(g, ranks, threads, window, messages, strategy, &broadcasts);
-    for (size_t h = 0; h < expected.size(); ++h)
-      ASSERT_EQ(got[h], expected[h])
-          << "ranks " << ranks << ", strategy " << coll::strategy_name(strategy) << ", graph "
-          << graph << " (seed " << seed << "), threads " << threads << ", window " << window
-          << ", handle " << h;
+    LoopbackRun run;
+    run.ranks = ranks;
+    run.threads = 1 + static_cast<int>(graph % 2);
+    run.window = graph % 3 == 0 ? 0 : 1 + graph % 4;
+    run.broadcast = strategy;
+    ASSERT_TRUE(matches_sequential(generate(seed, ranks), run, traffic))
+        << "graph " << graph << " (seed " << seed << ")";
   }
-  EXPECT_GT(messages, 40u);
+  EXPECT_GT(traffic.messages, 40u);
   // Not vacuous: versions really went out by the strategy.
-  EXPECT_GT(broadcasts, 10u);
+  EXPECT_GT(traffic.broadcasts, 10u);
 }
 
 INSTANTIATE_TEST_SUITE_P(
