@@ -20,17 +20,24 @@ struct MpiBackend::State {
   std::unique_ptr<MpiCollectives> collectives;
 };
 
-MpiBackend::MpiBackend(int* argc, char*** argv, size_t max_chunk)
-    : state_(std::make_unique<State>()) {
+MpiStart start_mpi(int* argc, char*** argv) {
+  MpiStart start;
   int initialized = 0;
   MPI_Initialized(&initialized);
-  int provided = 0;
   if (!initialized) {
-    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-    state_->started_mpi = true;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &start.thread_level);
+    start.started_here = true;
   } else {
-    MPI_Query_thread(&provided);
+    MPI_Query_thread(&start.thread_level);
   }
+  return start;
+}
+
+MpiBackend::MpiBackend(int* argc, char*** argv, size_t max_chunk)
+    : state_(std::make_unique<State>()) {
+  const MpiStart start = start_mpi(argc, argv);
+  state_->started_mpi = start.started_here;
+  const int provided = start.thread_level;
   // One thread drives the engine at a time, but a program thread may drive it
   // while the engine thread exists, and a failing task aborts from its own
   // thread: the program's MPI calls must not interleave with ours.

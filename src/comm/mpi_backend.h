@@ -21,6 +21,14 @@ class TaskChannels;
 
 namespace taskgrid::comm {
 
+// MPI started for TaskGrid (the runtime, the PGAS layer): initialised with
+// MPI_THREAD_MULTIPLE unless the program did it; the thread level MPI gives.
+struct MpiStart {
+  bool started_here = false;
+  int thread_level = 0;
+};
+MpiStart start_mpi(int* argc, char*** argv);
+
 class MpiBackend {
  public:
   // Throws std::runtime_error when MPI cannot give the thread level needed.

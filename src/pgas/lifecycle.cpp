@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string>
 
+#include "comm/mpi_backend.h"
 #include "exec/task_epilogue.h"
 #include "pgas/state.h"
 
@@ -149,15 +150,9 @@ void init(int* argc, char*** argv, size_t segment_bytes) {
     throw Error("pgas::init: a segment of " + std::to_string(s->segment_bytes) +
                 " bytes is smaller than its 64-byte header");
 
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  int provided = 0;
-  if (!initialized) {
-    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-    s->initialized_mpi = true;
-  } else {
-    MPI_Query_thread(&provided);
-  }
+  const comm::MpiStart start = comm::start_mpi(argc, argv);
+  s->initialized_mpi = start.started_here;
+  const int provided = start.thread_level;
   MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &s->ranks);
   if (provided < MPI_THREAD_SERIALIZED)
