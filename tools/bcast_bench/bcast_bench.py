@@ -29,6 +29,8 @@ from pathlib import Path
 # The METG tool's machine facts (load average, CPU model), also without its venv.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "metg"))
 from taskgrid_metg.machine import cpu_model, load_average  # noqa: E402
+# Released with the METG tool: one version for the tools (tools/metg/pyproject.toml).
+from taskgrid_metg import __version__  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STRATEGIES = ("none", "p2p", "mpi", "tree", "pipeline", "auto")
@@ -689,6 +691,7 @@ def option_parser() -> argparse.ArgumentParser:
                     "netlab hosts (default) or shared-memory ranks; writes runs.csv, bcast.json, "
                     "table.md and bcast.png.")
     add = parser.add_argument
+    add("--version", action="version", version=f"%(prog)s {__version__}")
     add("--hosts", type=typed(lambda t: parse_list(t, parse_hosts)), default=[4, 8],
         help="host counts (= ranks = -width), comma-separated (default 4,8)")
     add("--sizes", type=typed(lambda t: parse_list(t, parse_size)),

@@ -5,6 +5,7 @@ netlab smoke test where the machine allows network namespaces."""
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -131,6 +132,15 @@ def test_help_runs_as_a_script():
     done = subprocess.run([sys.executable, str(TOOL_DIR / "bcast_bench.py"), "--help"],
                           capture_output=True, text=True)
     assert done.returncode == 0 and "--shared-memory" in done.stdout
+
+
+def test_version_is_the_tools_version():
+    # As a script, with the METG package found next to it: the version of its pyproject.
+    pyproject = (TOOL_DIR.parent / "metg" / "pyproject.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1)
+    done = subprocess.run([sys.executable, str(TOOL_DIR / "bcast_bench.py"), "--version"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == f"bcast_bench.py {version}\n"
 
 
 # ---------------------------------------------------------------- table and plot

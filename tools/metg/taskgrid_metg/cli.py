@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import machine, output, peak
+from . import __version__, machine, output, peak
 from .analysis import INTERPOLATIONS
 from .flags import check_graph_flags, default_graph_flags, graph_kernels
 from .plot import write_png
@@ -60,6 +60,7 @@ def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
         epilog="Graph flags after '--' are passed to every run with '-iter 2^k' added to each "
                "graph ('-and' separates graphs). Without them: "
                + " ".join(default_graph_flags(0)).replace(" 0", " <cores>"))
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--systems", required=True,
                         help=f"comma-separated systems: {', '.join(systems)}")
     parser.add_argument("--min-exp", type=int, default=4, help="smallest -iter is 2^MIN_EXP (default 4)")

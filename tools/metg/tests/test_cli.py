@@ -1,6 +1,7 @@
 """End-to-end runs of the CLI against the fake systems of conftest.py."""
 
 import json
+import re
 
 import pytest
 
@@ -67,7 +68,9 @@ def test_fake_sweep_matches_analytic_metg(fake_build, capsys):
     assert doc["runs"][1]["command"][:3] == [fake_build.mpiexec, "-n", "2"]
 
     captured = capsys.readouterr()
-    assert "[1/27] fake iter=2^8 rep 1/1: " in captured.err
+    lines = [line for line in captured.err.splitlines() if re.match(r"\[\d+/", line)]
+    assert lines[0].startswith("[1/27] fake iter=2^8 rep 1/1: ") and "(ETA " in lines[0]
+    assert lines[-1].startswith("[27/27] ") and "ETA" not in lines[-1]
     assert "fake_mpi       METG(50%) = 2.01" in captured.out
     for name in ("metg.csv", "metg.json", "metg.png"):
         assert (fake_build.out_dir / name).stat().st_size > 0
