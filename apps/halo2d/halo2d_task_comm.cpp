@@ -1,7 +1,7 @@
 // halo2d-task-comm: the 2-D 5-point Jacobi halo exchange written with
 // TaskGrid tasks and task-aware communication (taskgrid/task_comm.hpp).
 //
-//   TASKGRID_MODE=spmd mpiexec -n 4 halo2d-task-comm [--nx 256 --ny 256 --iters 20
+//   [TASKGRID_MODE=spmd] mpiexec -n 4 halo2d-task-comm [--nx 256 --ny 256 --iters 20
 //                                                     --px N --py N --tiles 2]
 //
 // Same decomposition, initial values, update and checksum as halo2d-mpi (see
@@ -205,7 +205,7 @@ int fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   setenv("TASKGRID_CHANNELS", std::to_string(kChannelsNeeded).c_str(), 0);
-  taskgrid::start(&argc, &argv);
+  taskgrid::start(&argc, &argv, taskgrid::Mode::from_environment);  // both modes
   const int ranks = taskgrid::num_ranks(), me = taskgrid::rank();
   const bool spmd = taskgrid::is_spmd();
 

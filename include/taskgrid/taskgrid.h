@@ -39,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "taskgrid/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -82,14 +84,21 @@ typedef void (*tg_task_fn)(tg_task_context* ctx);
 /* The maximum number of C task functions a program can register. */
 #define TG_MAX_C_FUNCTIONS 256
 
+/* Start from tg_default_task_options() and change fields: fields may be
+ * added, and a zero channel is not the default. */
 typedef struct {
   int rank;         /* placement hint: run on this rank (-1: the scheduler decides) */
   double cost;      /* cost hint in seconds (0: use measured durations) */
   const char* name; /* for traces and error messages (NULL: the registered name);
                        copied at tg_submit */
+  int channel;      /* task-aware communication channel (taskgrid/task_comm.hpp),
+                       0 .. TASKGRID_CHANNELS-1; -1: the task does not communicate */
+  int priority;     /* among the tasks ready on the same rank at the same time,
+                       higher runs first (FIFO among equals); no effect on
+                       dependencies or placement */
 } tg_task_options;
 
-/* {rank = -1, cost = 0, name = NULL} */
+/* {rank = -1, cost = 0, name = NULL, channel = -1, priority = 0} */
 tg_task_options tg_default_task_options(void);
 
 /* Registers `fn` under `name` (copied) and stores its id in *id. Call it on
@@ -107,17 +116,44 @@ int tg_register_function(const char* name, tg_task_fn fn, uint32_t* id);
  * program; the other ranks serve rank 0 until it calls tg_finish, then exit
  * the process with the job's status (this call does not return on them). */
 int tg_start(int* argc, char*** argv);
+
+/* Who runs the program (taskgrid::Mode): TG_MODE_CLUSTER, rank 0 runs it and
+ * the other ranks serve; TG_MODE_SPMD, every rank runs it and makes the same
+ * sequence of tg_enter_data/tg_submit calls; TG_MODE_FROM_ENVIRONMENT, the
+ * program works in both and TASKGRID_MODE (default cluster) picks. A
+ * TASKGRID_MODE naming the other mode than the program's is an error. */
+typedef enum { TG_MODE_CLUSTER = 0, TG_MODE_SPMD = 1, TG_MODE_FROM_ENVIRONMENT = 2 } tg_mode;
+
+/* tg_start in the given mode (tg_start is TG_MODE_CLUSTER). */
+int tg_start_mode(int* argc, char*** argv, tg_mode mode);
+/* Starts the runtime in `mode`, runs main_fn(argc, argv, user) (cluster: on
+ * rank 0 while the other ranks serve; spmd: on every rank), finishes, and
+ * stores the job's status in *job_status (the largest main_fn returned on any
+ * rank, the same on every rank). Returns on every rank, in both modes.
+ * main_fn may call tg_finish/tg_finish_status itself. */
+int tg_run(int argc, char** argv, int (*main_fn)(int argc, char** argv, void* user), void* user,
+           tg_mode mode, int* job_status);
 /* Waits for all tasks, stops every rank, finalises MPI if tg_start
  * initialised it. Returns TG_SUCCESS, the program's exit status. */
 int tg_finish(void);
+/* tg_finish with this rank's exit status: stores the job's status in
+ * *job_status (may be NULL): the largest exit_status given on any rank
+ * (serving ranks give 0), the same on every rank. */
+int tg_finish_status(int exit_status, int* job_status);
 int tg_rank(int* rank);
 int tg_num_ranks(int* num_ranks);
+/* *spmd = 1 in spmd mode (every rank runs the program), 0 in cluster mode. */
+int tg_is_spmd(int* spmd);
 
 /* ------------------------------------------------------------------ data -- */
 
 /* `target enter data map(to:)`: copies `bytes` from `host` into the runtime
  * and stores a new handle in *out. `host` stays registered for tg_fetch. */
 int tg_enter_data(void* host, size_t bytes, tg_data* out);
+/* The same with the data's owner (taskgrid::enter_data(host, bytes, owner)):
+ * spmd mode, the data starts on `owner` from its host buffer and tasks
+ * writing it run there by default. */
+int tg_enter_data_owner(void* host, size_t bytes, int owner, tg_data* out);
 /* `target update from`: waits for the writers of `data` and copies its latest
  * version into the host buffer given at tg_enter_data. */
 int tg_fetch(tg_data data);
@@ -125,6 +161,9 @@ int tg_fetch(tg_data data);
 int tg_exit_data(tg_data data);
 /* Forgets `data` once the tasks already submitted on it are done. */
 int tg_release(tg_data data);
+/* The rank that owns `data` (spmd: where tasks writing it run by default).
+ * An unknown handle is TG_ERROR. */
+int tg_owner(tg_data data, int* rank);
 
 /* ----------------------------------------------------------------- tasks -- */
 

@@ -13,7 +13,7 @@
 //     taskgrid::start(&argc, &argv);           // cluster mode: ranks > 0 serve here
 //     std::vector<double> v(1000, 1.0);
 //     auto h = taskgrid::enter_data(v.data(), v.size() * sizeof(double));  // map(to:)
-//     taskgrid::submit(scale, {taskgrid::inout(h)}, {}, 2.0);               // depend(inout:)
+//     taskgrid::submit(scale, {taskgrid::inout(h)}, 2.0);                   // depend(inout:)
 //     taskgrid::exit_data(h);                                               // map(from:)
 //     return taskgrid::finish();
 //   }
@@ -25,10 +25,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+
+#include "taskgrid/version.h"
 
 namespace taskgrid {
 
@@ -58,6 +61,10 @@ inline DataAccess out(DataHandle h) { return {h, AccessMode::out}; }
 inline DataAccess inout(DataHandle h) { return {h, AccessMode::inout}; }
 
 // ---------------------------------------------------------------- tasks ---
+
+namespace detail {
+struct TaskContextAccess;  // the runtime's access to TaskContext (src/)
+}  // namespace detail
 
 // What a running task sees: its by-value arguments and one buffer per access,
 // in the order the accesses were given at submission.
@@ -93,13 +100,15 @@ class TaskContext {
   int rank() const { return rank_; }
   uint64_t task_id() const { return task_id_; }
 
-  // Internal: filled in by the engine.
+ private:
+  // Only the runtime makes contexts and reads their engine state.
+  friend struct detail::TaskContextAccess;
   struct Buffer {
     void* data;
     size_t size;
   };
   TaskContext(const Buffer* buffers, size_t num_data, const void* args, size_t args_size, int rank,
-              uint64_t task_id, void* binding = nullptr)
+              uint64_t task_id, void* binding)
       : buffers_(buffers),
         num_data_(num_data),
         args_(args),
@@ -107,10 +116,7 @@ class TaskContext {
         rank_(rank),
         task_id_(task_id),
         binding_(binding) {}
-  // Internal: the engine's per-task state used by task-aware communication.
-  void* binding() const { return binding_; }
 
- private:
   [[noreturn]] void bad_index(const char* call, size_t index) const;
 
   const Buffer* buffers_;
@@ -152,18 +158,42 @@ struct TaskOptions {
   int channel = -1;
   // For traces and error messages (default: the registered function's name).
   const char* name = nullptr;
+  // Among the tasks ready on the same rank at the same time, higher runs
+  // first (FIFO among equals). No effect on dependencies or placement.
+  int priority = 0;
 };
 
 // ------------------------------------------------------------- lifecycle --
 
+// Who runs the program: the program chooses; TASKGRID_MODE may only confirm it.
+//   cluster: rank 0 runs the program; the other ranks serve it (run its tasks).
+//   spmd: every rank runs the program and must submit the same sequence of
+//     enter_data/submit calls (checked: a rank that diverges stops the job
+//     with a message naming the first difference).
+//   from_environment: the program works in both modes; TASKGRID_MODE
+//     (default cluster) picks.
+// TASKGRID_MODE set to the other mode than the program's is an error.
+enum class Mode { cluster, spmd, from_environment };
+
 // Initialises MPI (or adopts an MPI the program already initialised) and
-// starts this rank's engine. In cluster mode (the default, TASKGRID_MODE=cluster)
-// rank 0 returns and runs the program; the other ranks serve the head until it
-// calls finish(), then finalise and exit the process with the job's status.
-// In spmd mode (TASKGRID_MODE=spmd) every rank returns, runs the program and
-// must submit the same sequence of enter_data/submit calls (checked: a rank
-// that diverges stops the job with a message naming the first difference).
-void start(int* argc, char*** argv);
+// starts this rank's engine. In cluster mode rank 0 returns and runs the
+// program; the other ranks serve the head until it calls finish(), then
+// finalise and exit the process with the job's status (run() returns there
+// instead). In spmd mode every rank returns and runs the program.
+// A taskgrid::Error the program does not catch, after start() (or from
+// start() itself, e.g. a bad setting), ends the whole job with
+// "error: taskgrid: rank R: <what>" and exit status 2.
+void start(int* argc, char*** argv, Mode mode = Mode::cluster);
+
+struct RunOptions {
+  Mode mode = Mode::cluster;
+};
+// Starts the runtime, runs `main_fn(argc, argv)` (cluster mode: on rank 0,
+// the other ranks serve; spmd: on every rank), finishes, and returns the
+// job's exit status (the largest main_fn returned on any rank, as finish())
+// on every rank, in both modes. main_fn may call finish() itself.
+int run(int argc, char** argv, const std::function<int(int, char**)>& main_fn,
+        const RunOptions& options = {});
 // Waits for all tasks, stops every rank's engine, finalises MPI if start()
 // initialised it. Returns the job's status: the largest `exit_status` given
 // on any rank (serving ranks give 0), the same on every rank. MPI_Finalize is
@@ -176,6 +206,8 @@ int finish(int exit_status = 0);
 int rank();
 int num_ranks();
 bool is_running();
+// The mode in effect (throws taskgrid::Error before start()).
+Mode mode();
 
 // ------------------------------------------------------------------ data --
 
@@ -188,7 +220,7 @@ DataHandle enter_data(void* host, size_t bytes);
 DataHandle enter_data(void* host, size_t bytes, int owner);
 // The rank that owns `h` (spmd: where tasks writing it run by default).
 int owner(DataHandle h);
-// True in spmd mode (TASKGRID_MODE=spmd): every rank runs the program.
+// True in spmd mode: every rank runs the program (mode() == Mode::spmd).
 bool is_spmd();
 // `target update from`: waits for the tasks that write `h` and copies its
 // latest version into the host buffer given at enter_data (cluster mode: on
@@ -220,22 +252,44 @@ template <typename... Args>
 void pack(char* out, const Args&... args) {
   static_assert((std::is_trivially_copyable_v<Args> && ...),
                 "task arguments are copied by value: they must be trivially copyable");
+  // A TaskOptions here is a mistake (options go right after the accesses),
+  // and it would otherwise travel silently as argument bytes.
+  static_assert(!(std::is_same_v<Args, TaskOptions> || ...),
+                "TaskOptions passed as a task argument: give the options right after the "
+                "accesses, once");
   size_t offset = 0;
   ((std::memcpy(out + offset, &args, sizeof(Args)), offset += sizeof(Args)), ...);
 }
 }  // namespace detail
 
+// submit(fn, accesses, options, args...) or, with default options,
+// submit(fn, accesses, args...). With both forms viable (the first argument
+// after the accesses is a TaskOptions) the one taking options is chosen: it
+// is the more specialised template.
 template <typename... Args>
 void submit(FunctionId fn, std::initializer_list<DataAccess> accesses, const TaskOptions& options,
             const Args&... args) {
-  char packed[detail::packed_size<Args...>() + 1];
-  detail::pack(packed, args...);
-  submit_packed(fn, accesses, options, packed, detail::packed_size<Args...>());
+  if constexpr (sizeof...(Args) == 0) {
+    // No buffer at all: an unwritten one trips GCC's -Wmaybe-uninitialized.
+    submit_packed(fn, accesses, options, nullptr, 0);
+  } else {
+    char packed[detail::packed_size<Args...>()];
+    detail::pack(packed, args...);
+    submit_packed(fn, accesses, options, packed, sizeof packed);
+  }
+}
+template <typename... Args>
+void submit(FunctionId fn, std::initializer_list<DataAccess> accesses, const Args&... args) {
+  submit(fn, accesses, TaskOptions{}, args...);
 }
 template <typename... Args>
 void submit(TaskFunction fn, std::initializer_list<DataAccess> accesses, const TaskOptions& options,
             const Args&... args) {
   submit(function_id(fn), accesses, options, args...);
+}
+template <typename... Args>
+void submit(TaskFunction fn, std::initializer_list<DataAccess> accesses, const Args&... args) {
+  submit(function_id(fn), accesses, TaskOptions{}, args...);
 }
 
 // Waits until every submitted task has completed (spmd: this rank's tasks).

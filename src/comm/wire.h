@@ -56,7 +56,7 @@ struct Task {
   uint32_t args_bytes;
   int32_t channel;  // task-aware communication channel, -1: none
   uint32_t name_bytes;
-  uint32_t reserved;
+  int32_t priority;  // TaskOptions::priority: order among ready tasks
 };
 
 struct Send {

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "engine/task_context_access.h"
 #include "engine/transfer_cookie.h"
 #include "exec/task_channels.h"
 #include "exec/task_epilogue.h"
@@ -139,6 +140,7 @@ void Engine::apply_task(const char* payload, size_t bytes) {
   at += header.args_bytes;
   task->name = header.name_bytes ? tasks_.intern(at, header.name_bytes) : task->function->name;
   task->channel = header.channel;
+  task->priority = header.priority;
   task->channel_task = nullptr;
   if (task->channel >= 0) {
     if (!channels_)
@@ -165,6 +167,8 @@ void Engine::apply_task(const char* payload, size_t bytes) {
         input->data = versions_.take_buffer(access.bytes);
         transport_.receive_data(access.source, access.tag, input->data, access.bytes,
                                 make_cookie(input, kReceive));
+        if (trace::enabled())
+          trace::receive_posted(trace::Arrival::receive, input->id, access.source, access.bytes);
       }
       input->uses += 1;
       task->inputs[i] = input;
@@ -209,6 +213,8 @@ void Engine::apply_fetch(const wire::Fetch& fetch) {
   if (fetch.source >= 0) {
     transport_.receive_data(fetch.source, fetch.tag, fetch.host, fetch.bytes,
                             make_cookie(keep_fetch(fetch), kFetch));
+    if (trace::enabled())
+      trace::receive_posted(trace::Arrival::fetch, fetch.version, fetch.source, fetch.bytes);
     return;
   }
   Version* version = find_or_fail(fetch.version, "fetch");
@@ -336,10 +342,11 @@ void Engine::dispatch_ready() {
 void Engine::execute(Task* task) {
   const bool timed = timing_ || trace::enabled();
   const uint64_t start = timed ? trace::now_ns() : 0;
-  TaskContext context(task->buffers.data(), task->buffers.size(), task->args.data(),
-                      task->args.size(), rank(), task->id,
-                      task->channel_task ? channels_->binding(task->channel_task)
-                                         : exec::binding_without_channel());
+  TaskContext context =
+      detail::TaskContextAccess::make(task->buffers.data(), task->buffers.size(), task->args.data(),
+                                      task->args.size(), rank(), task->id,
+                                      task->channel_task ? channels_->binding(task->channel_task)
+                                                         : exec::binding_without_channel());
   try {
     task->function->function(context);
     exec::run_task_epilogue();
@@ -400,6 +407,7 @@ void Engine::transfer_done(uint64_t cookie) {
       auto* version = cookie_object<Version>(cookie);
       stats_.data_messages_received += 1;
       stats_.data_bytes_received += version->bytes;
+      if (trace::enabled()) trace::receive_done(trace::Arrival::receive, version->id);
       version_ready(version);
       break;
     }
@@ -414,6 +422,7 @@ void Engine::transfer_done(uint64_t cookie) {
       break;
     case kFetch: {
       const wire::Fetch fetch = drop_fetch(cookie_object<wire::Fetch>(cookie));
+      if (trace::enabled()) trace::receive_done(trace::Arrival::fetch, fetch.version);
       if (listener_) listener_->on_fetched(fetch.version);
       break;
     }

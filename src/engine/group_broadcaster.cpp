@@ -7,6 +7,7 @@
 #include "comm/wire.h"
 #include "engine/transfer_cookie.h"
 #include "engine/tree_broadcaster.h"
+#include "trace/trace.h"
 
 namespace taskgrid::runtime {
 
@@ -39,6 +40,9 @@ void GroupBroadcaster::apply(const char* payload, size_t bytes) {
                    ", which this rank does not hold");
   } else {
     broadcast->version = versions_.expect(command.version, command.bytes);
+    if (trace::enabled())
+      trace::receive_posted(trace::Arrival::broadcast, command.version, command.root,
+                            command.bytes);
   }
   broadcast->version->uses += 1;
   broadcast->chunk_bytes = command.chunk_bytes;
@@ -98,6 +102,11 @@ void GroupBroadcaster::post() {
 void GroupBroadcaster::post_chunks(Broadcast& broadcast) {
   const Version* version = broadcast.version;
   const uint32_t window = chunk_window(broadcast.chunk_bytes);
+  if (broadcast.root && broadcast.posted == 0 && trace::enabled()) {
+    // One send to every member: no peer (each receive's arrow starts here).
+    const uint64_t now = trace::now_ns();
+    trace::span("comm", "broadcast send", now, now, version->id, -1, version->bytes);
+  }
   while (broadcast.posted < broadcast.chunks && broadcast.posted < broadcast.completed + window) {
     const uint32_t i = broadcast.posted++;
     const size_t offset = static_cast<size_t>(i) * broadcast.chunk_bytes;
@@ -123,6 +132,7 @@ void GroupBroadcaster::chunk_done(uint64_t cookie) {
   if (!broadcast.root) {
     stats_.data_messages_received += 1;
     stats_.data_bytes_received += version->bytes;
+    if (trace::enabled()) trace::receive_done(trace::Arrival::broadcast, version->id);
     events_.version_arrived(version);
   }
   auto it = std::find_if(active_.begin(), active_.end(), [&](const std::unique_ptr<Broadcast>& b) {

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "comm/wire.h"
+#include "engine/task_context_access.h"
+#include "exec/ready_queue.h"
 #include "runtime/function_registry.h"
 #include "taskgrid/taskgrid.hpp"
 
@@ -30,10 +32,11 @@ struct Task {
   std::vector<wire::Access> accesses;
   std::vector<Version*> inputs;   // per access, nullptr when it does not read
   std::vector<Version*> outputs;  // per access, nullptr when it does not write
-  std::vector<TaskContext::Buffer> buffers;
+  std::vector<detail::TaskContextAccess::Buffer> buffers;
   std::vector<char> args;
   const char* name = nullptr;  // interned: the option's name or the function's
   int channel = -1;
+  int priority = 0;                           // TaskOptions::priority (exec::ReadyQueue)
   exec::ChannelTask* channel_task = nullptr;  // task-aware communication state
   uint64_t duration_ns = 0;
 };
@@ -46,10 +49,11 @@ class TaskTable {
   // A stable copy of a task name (names repeat: one copy each).
   const char* intern(const char* name, size_t bytes);
 
-  // Ready tasks run by the engine thread itself (no workers).
-  void push_ready(Task* task) { ready_.push_back(task); }
-  Task* pop_ready();
-  bool has_ready() const { return ready_head_ < ready_.size(); }
+  // Ready tasks run by the engine thread itself (no workers), highest
+  // priority first, FIFO among equals.
+  void push_ready(Task* task) { ready_.push(task); }
+  Task* pop_ready() { return ready_.pop(); }
+  bool has_ready() const { return !ready_.empty(); }
 
   void started() { running_ += 1; }
   void finished() { running_ -= 1; }
@@ -58,8 +62,7 @@ class TaskTable {
  private:
   std::vector<std::unique_ptr<Task>> storage_;
   std::vector<Task*> free_;
-  std::vector<Task*> ready_;
-  size_t ready_head_ = 0;
+  exec::ReadyQueue<Task> ready_;
   size_t running_ = 0;  // made ready, not yet finished
   std::unordered_set<std::string> names_;
 };

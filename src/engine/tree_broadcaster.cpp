@@ -56,6 +56,8 @@ void TreeBroadcaster::apply(const char* payload, size_t bytes, int source, bool 
                    " arrived by broadcast from rank " + std::to_string(source) +
                    ", but this rank already has it");
     stats_.broadcast_routes_received += 1;
+    if (trace::enabled())
+      trace::receive_posted(trace::Arrival::broadcast, route.version, source, route.bytes);
     broadcast->chunk_arrived.assign(broadcast->chunks, 0);
     broadcast->receive_events.resize(broadcast->chunks);
     for (uint32_t i = 0; i < broadcast->chunks; ++i)
@@ -138,6 +140,10 @@ void TreeBroadcaster::advance(Broadcast* broadcast) {
   const size_t c = broadcast->serving;
   Child& child = broadcast->children[c];
   while (child.posted < available && child.posted < child.done + window) {
+    if (child.posted == 0 && trace::enabled()) {
+      const uint64_t now = trace::now_ns();
+      trace::span("comm", "broadcast send", now, now, version->id, child.rank, version->bytes);
+    }
     const uint32_t i = child.posted++;
     transport_.send_chunk(child.rank, broadcast->tag, chunk_data(i), chunk_size(i),
                           make_cookie(&broadcast->send_events[c], kTreeChunk));
@@ -159,11 +165,7 @@ void TreeBroadcaster::chunk_done(uint64_t cookie) {
     if (!broadcast->delivered && broadcast->received == broadcast->chunks) {
       broadcast->delivered = true;
       stats_.data_bytes_received += broadcast->version->bytes;
-      if (trace::enabled()) {
-        const uint64_t now = trace::now_ns();
-        trace::span("comm", "broadcast received", now, now, broadcast->version->id,
-                    broadcast->parent, broadcast->version->bytes);
-      }
+      if (trace::enabled()) trace::receive_done(trace::Arrival::broadcast, broadcast->version->id);
       events_.version_arrived(broadcast->version);  // this rank's tasks start now
     }
   } else {

@@ -36,7 +36,7 @@ class TaskChannels {
   // A task on `channel` was applied (submission order on this rank). `owner`
   // is the engine's task record, handed back when the task completes.
   ChannelTask* enqueue(int channel, void* owner, const char* name);
-  // What the running body reaches through TaskContext::binding().
+  // What the running body reaches through detail::TaskContextAccess::binding().
   void* binding(ChannelTask* task);
   // The body returned: post what is now in order. Appends the owners of the
   // tasks that completed (no operations) to `complete`.

@@ -3,13 +3,14 @@
 
 #include <string>
 
+#include "engine/task_context_access.h"
 #include "exec/task_comm_ops.h"
 
 namespace taskgrid::task_comm {
 namespace {
 
 exec::TaskBinding& binding_of(TaskContext& ctx, const char* call) {
-  auto* binding = static_cast<exec::TaskBinding*>(ctx.binding());
+  auto* binding = static_cast<exec::TaskBinding*>(detail::TaskContextAccess::binding(ctx));
   if (!binding) throw Error(std::string("taskgrid::task_comm::") + call + ": not inside a task");
   if (binding->channel < 0)
     throw Error(std::string("taskgrid::task_comm::") + call +
@@ -27,20 +28,26 @@ void record(TaskContext& ctx, const char* call, const exec::CommOperation& opera
 }  // namespace
 
 void isend(TaskContext& ctx, const void* buffer, int count, MPI_Datatype type, int dest, int tag) {
-  record(ctx, "isend", {exec::CommOperation::Kind::send, buffer, nullptr, count, type, dest, tag, MPI_OP_NULL});
+  record(ctx, "isend",
+         {exec::CommOperation::Kind::send, buffer, nullptr, count, type, dest, tag, MPI_OP_NULL});
 }
 
 void irecv(TaskContext& ctx, void* buffer, int count, MPI_Datatype type, int source, int tag) {
-  record(ctx, "irecv", {exec::CommOperation::Kind::receive, nullptr, buffer, count, type, source, tag, MPI_OP_NULL});
+  record(
+      ctx, "irecv",
+      {exec::CommOperation::Kind::receive, nullptr, buffer, count, type, source, tag, MPI_OP_NULL});
 }
 
 void ibcast(TaskContext& ctx, void* buffer, int count, MPI_Datatype type, int root) {
-  record(ctx, "ibcast", {exec::CommOperation::Kind::broadcast, nullptr, buffer, count, type, root, 0, MPI_OP_NULL});
+  record(
+      ctx, "ibcast",
+      {exec::CommOperation::Kind::broadcast, nullptr, buffer, count, type, root, 0, MPI_OP_NULL});
 }
 
 void iallreduce(TaskContext& ctx, const void* send, void* receive, int count, MPI_Datatype type,
                 MPI_Op op) {
-  record(ctx, "iallreduce", {exec::CommOperation::Kind::allreduce, send, receive, count, type, 0, 0, op});
+  record(ctx, "iallreduce",
+         {exec::CommOperation::Kind::allreduce, send, receive, count, type, 0, 0, op});
 }
 
 MPI_Comm communicator(TaskContext& ctx) { return binding_of(ctx, "communicator").communicator; }

@@ -21,7 +21,7 @@ struct CommOperation {
   MPI_Op op;
 };
 
-// What a running task can reach through TaskContext::binding().
+// What a running task can reach through detail::TaskContextAccess::binding().
 struct TaskBinding {
   int channel = -1;
   int rank = 0;

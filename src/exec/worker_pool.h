@@ -1,14 +1,16 @@
-// CPU worker threads. The engine hands them ready tasks and gets them back
-// finished; it never blocks on them. With TASKGRID_THREADS=1 there are no
-// workers: the engine thread runs tasks itself between polls.
+// CPU worker threads. The engine hands them ready tasks (run by priority,
+// exec/ready_queue.h) and gets them back finished; it never blocks on them.
+// With TASKGRID_THREADS=1 there are no workers: the engine thread runs tasks
+// itself between polls.
 #pragma once
 
 #include <condition_variable>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "exec/ready_queue.h"
 
 namespace taskgrid::exec {
 
@@ -31,7 +33,7 @@ class WorkerPool {
   void push(Task* task) {
     {
       std::lock_guard lock(mutex_);
-      ready_.push_back(task);
+      ready_.push(task);
     }
     ready_signal_.notify_one();
   }
@@ -39,10 +41,7 @@ class WorkerPool {
   // helps when it is idle); nullptr when none.
   Task* try_pop() {
     std::lock_guard lock(mutex_);
-    if (ready_.empty()) return nullptr;
-    Task* task = ready_.front();
-    ready_.pop_front();
-    return task;
+    return ready_.pop();
   }
   // Moves the finished tasks into `out` (engine thread).
   void take_finished(std::vector<Task*>& out) {
@@ -75,9 +74,8 @@ class WorkerPool {
       {
         std::unique_lock lock(mutex_);
         ready_signal_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
-        if (ready_.empty()) return;
-        task = ready_.front();
-        ready_.pop_front();
+        task = ready_.pop();
+        if (!task) return;
       }
       run_(task);
       finished(task);
@@ -88,7 +86,7 @@ class WorkerPool {
   OnFinished on_finished_;
   std::mutex mutex_;
   std::condition_variable ready_signal_;
-  std::deque<Task*> ready_;
+  ReadyQueue<Task> ready_;  // highest priority first, FIFO among equals
   std::vector<Task*> finished_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;

@@ -163,7 +163,8 @@ void init(int* argc, char*** argv, size_t segment_bytes) {
   if (taskgrid::is_running() && !taskgrid::is_spmd() && s->ranks > 1)
     throw Error(
         "pgas::init: the runtime runs in cluster mode, where only rank 0 runs the "
-        "program; the PGAS layer needs every rank: use spmd mode (TASKGRID_MODE=spmd)");
+        "program; the PGAS layer needs every rank: use spmd mode (taskgrid::start(&argc, &argv, "
+        "taskgrid::Mode::spmd) or taskgrid::RunOptions{taskgrid::Mode::spmd})");
 
   MPI_Comm_dup(MPI_COMM_WORLD, &s->world_comm);
   MPI_Comm_dup(MPI_COMM_WORLD, &s->adhoc_comm);

@@ -1,8 +1,11 @@
 // The public API (include/taskgrid/taskgrid.hpp): process-wide runtime state,
 // start-up (MPI, options, calibration, engine) and shutdown.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <string>
 #include <thread>
@@ -38,6 +41,41 @@ struct Runtime {
 
 Runtime* state = nullptr;
 bool finished = false;
+// The status finish() returned (run() returns it when main_fn called finish()).
+int finished_status = 0;
+// The rank error messages name: the launcher's before MPI starts (a process
+// started alone is rank 0), then MPI's. Atomic, not read through `state`: the
+// terminate handler may run on any thread, while the main thread tears down.
+std::atomic<int> message_rank{0};
+std::terminate_handler previous_terminate = nullptr;
+
+// An uncaught taskgrid::Error ends the whole job with its message and status
+// 2 (other ranks may be serving, or waiting in a collective); any other
+// exception keeps the default path (what() and SIGABRT).
+[[noreturn]] void on_terminate() {
+  if (const std::exception_ptr current = std::current_exception()) {
+    try {
+      std::rethrow_exception(current);
+    } catch (const Error& error) {
+      std::string message = error.what();
+      // "error: taskgrid: rank R: taskgrid: ..." says "taskgrid" once too often.
+      constexpr char kPrefix[] = "taskgrid: ";
+      if (message.rfind(kPrefix, 0) == 0) message.erase(0, sizeof kPrefix - 1);
+      runtime::fail_job(message_rank.load(), message, 2);
+    } catch (...) {
+    }
+  }
+  if (previous_terminate) previous_terminate();
+  std::abort();
+}
+
+void install_terminate_handler() {
+  static const bool installed = [] {
+    previous_terminate = std::set_terminate(on_terminate);
+    return true;
+  }();
+  (void)installed;
+}
 
 Runtime& running() {
   if (!state) throw Error("taskgrid: call taskgrid::start() first");
@@ -108,15 +146,18 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
 int shut_down_rank(int exit_status) {
   Runtime& rt = *state;
   comm::Collectives& collectives = rt.backend->collectives();
+  // A trace that could not be written fails the job (the user asked for it).
+  if (!trace::write_job_trace(collectives)) exit_status = std::max(exit_status, 1);
   exit_status = static_cast<int>(collectives.max_over_ranks(exit_status));
   if (rt.options.stats) print_stats(collectives, rt.engine->stats());
-  trace::write_job_trace(collectives);
   rt.planner.reset();
   rt.divergence.reset();
   rt.engine.reset();
   runtime::set_abort_transport(nullptr);
   const int rank = rt.backend->transport().rank();
+  message_rank.store(rank);
   finished = true;
+  finished_status = exit_status;
   // MPI_Finalize under a deadline (it sometimes never returns with Debian's
   // MPICH over TCP, after the work is done). Rank 0 gives up first (the
   // others a second later): the launcher may end the job at the first exit,
@@ -131,11 +172,23 @@ int shut_down_rank(int exit_status) {
 
 }  // namespace
 
-void start(int* argc, char*** argv) {
+namespace {
+
+// Starts this rank. Returns true where the program runs (rank 0 in cluster
+// mode, every rank in spmd); false on a cluster rank that must serve.
+bool start_rank(int* argc, char*** argv, Mode mode) {
+  install_terminate_handler();
   if (state) throw Error("taskgrid::start: already started");
   if (finished) throw Error("taskgrid::start: the runtime cannot be restarted after finish()");
   auto rt = std::make_unique<Runtime>();
-  rt->options = runtime::read_options_from_environment();  // throws before MPI on bad values
+  // Settings and mode before MPI: every rank fails alike, without MPI.
+  const int launcher_rank = runtime::launcher_rank();
+  message_rank.store(launcher_rank < 0 ? 0 : launcher_rank);
+  if (launcher_rank <= 0)
+    for (const std::string& warning : runtime::unknown_setting_warnings())
+      std::fprintf(stderr, "%s\n", warning.c_str());
+  rt->options = runtime::read_options_from_environment();
+  const std::string mode_source = runtime::resolve_mode(mode, rt->options);
 
   try {
     rt->backend = std::make_unique<comm::MpiBackend>(argc, argv, rt->options.chunk_bytes);
@@ -144,7 +197,16 @@ void start(int* argc, char*** argv) {
   }
   comm::Transport& transport = rt->backend->transport();
   comm::Collectives& collectives = rt->backend->collectives();
+  // A launcher of another MPI starts N processes that each see a world of one:
+  // they would run N separate jobs, each computing everything.
+  if (transport.size() == 1)
+    if (const auto job = runtime::launcher_job())
+      throw Error("taskgrid: launched as rank " + std::to_string(job->rank) + " of " +
+                  std::to_string(job->size) + " by " + job->variable +
+                  " but MPI sees a single rank: the program's MPI (MPICH) does not match the "
+                  "launcher; start it with mpiexec.mpich");
   const int rank = transport.rank();
+  message_rank.store(rank);
   runtime::set_abort_transport(&transport);
   trace::configure(rank);
 
@@ -190,6 +252,14 @@ void start(int* argc, char*** argv) {
   }
   // Durations feed heft's cost model; every rank knows the scheduler (same environment).
   rt->engine->set_timing(!spmd && rt->options.scheduler == "heft");
+  if (rank == 0 && rt->options.display_env > 0) {
+    runtime::DisplayFacts facts;
+    facts.mode_source = mode_source;
+    facts.threads = config.threads_per_rank;
+    facts.ranks = config.ranks;
+    std::fprintf(stderr, "%s", runtime::describe_settings(rt->options, facts).c_str());
+    std::fflush(stderr);
+  }
   state = rt.release();
   static const bool guard_installed = [] { return std::atexit(exit_guard) == 0; }();
   (void)guard_installed;
@@ -198,11 +268,30 @@ void start(int* argc, char*** argv) {
     state->planner = std::make_unique<runtime::Planner>(*state->engine, config);
     state->engine->set_listener(state->planner.get());
     state->engine_thread = std::thread([] { state->engine->run(); });
-    return;
+    return true;
   }
+  return false;
+}
+
+}  // namespace
+
+void start(int* argc, char*** argv, Mode mode) {
+  if (start_rank(argc, argv, mode)) return;
   // Cluster mode: this rank serves the head until it says stop.
   state->engine->run();
   std::exit(shut_down_rank(0));
+}
+
+int run(int argc, char** argv, const std::function<int(int, char**)>& main_fn,
+        const RunOptions& options) {
+  if (!start_rank(&argc, &argv, options.mode)) {
+    // A serving rank: returns like the others, with the job's status.
+    state->engine->run();
+    return shut_down_rank(0);
+  }
+  const int status = main_fn(argc, argv);
+  if (!state) return finished_status;  // main_fn called finish() itself
+  return finish(status);
 }
 
 int finish(int exit_status) {
@@ -215,6 +304,7 @@ int finish(int exit_status) {
 int rank() { return running().backend->transport().rank(); }
 int num_ranks() { return running().backend->transport().size(); }
 bool is_running() { return state != nullptr; }
+Mode mode() { return running().options.mode == "spmd" ? Mode::spmd : Mode::cluster; }
 
 DataHandle enter_data(void* host, size_t bytes) { return planner().enter_data(host, bytes, -1); }
 DataHandle enter_data(void* host, size_t bytes, int owner) {

@@ -60,6 +60,32 @@ void require_handle(const char* function, tg_data data) {
 
 taskgrid::DataHandle to_handle(tg_data data) { return taskgrid::DataHandle{data.id}; }
 
+// A C caller may store any integer in an enum; reading such a value as the
+// C++ enum type is undefined, so read its bytes as an integer.
+template <typename Enum>
+long long enum_value(const Enum& value) {
+  std::underlying_type_t<Enum> raw;
+  static_assert(sizeof raw == sizeof value);
+  std::memcpy(&raw, &value, sizeof raw);
+  return static_cast<long long>(raw);
+}
+
+taskgrid::Mode to_mode(const char* function, const tg_mode& mode) {
+  switch (enum_value(mode)) {
+    case TG_MODE_CLUSTER:
+      return taskgrid::Mode::cluster;
+    case TG_MODE_SPMD:
+      return taskgrid::Mode::spmd;
+    case TG_MODE_FROM_ENVIRONMENT:
+      return taskgrid::Mode::from_environment;
+    default:
+      fail(TG_ERROR_INVALID_ARGUMENT, function,
+           ("mode " + std::to_string(enum_value(mode)) +
+            " (TG_MODE_CLUSTER, TG_MODE_SPMD or TG_MODE_FROM_ENVIRONMENT)")
+               .c_str());
+  }
+}
+
 // ---------------------------------------------------- function table ----
 
 constexpr size_t kSlots = TG_MAX_C_FUNCTIONS;
@@ -144,6 +170,8 @@ tg_task_options tg_default_task_options(void) {
   options.rank = -1;
   options.cost = 0.0;
   options.name = nullptr;
+  options.channel = -1;
+  options.priority = 0;
   return options;
 }
 
@@ -198,10 +226,49 @@ int tg_start(int* argc, char*** argv) {
   });
 }
 
+int tg_start_mode(int* argc, char*** argv, tg_mode mode) {
+  return guarded([&] {
+    const taskgrid::Mode cpp_mode = to_mode("tg_start_mode", mode);
+    if (taskgrid::is_running()) fail(TG_ERROR_STATE, "tg_start_mode", "already started");
+    taskgrid::start(argc, argv, cpp_mode);
+  });
+}
+
+int tg_run(int argc, char** argv, int (*main_fn)(int argc, char** argv, void* user), void* user,
+           tg_mode mode, int* job_status) {
+  return guarded([&] {
+    constexpr const char* kWho = "tg_run";
+    if (!main_fn) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "main_fn is NULL");
+    if (job_status) *job_status = 0;
+    taskgrid::RunOptions options;
+    options.mode = to_mode(kWho, mode);
+    if (taskgrid::is_running()) fail(TG_ERROR_STATE, kWho, "already started");
+    const int status = taskgrid::run(
+        argc, argv, [&](int c, char** v) { return main_fn(c, v, user); }, options);
+    if (job_status) *job_status = status;
+  });
+}
+
 int tg_finish(void) {
   return guarded([&] {
     require_running("tg_finish");
     taskgrid::finish();
+  });
+}
+
+int tg_finish_status(int exit_status, int* job_status) {
+  return guarded([&] {
+    require_running("tg_finish_status");
+    const int status = taskgrid::finish(exit_status);
+    if (job_status) *job_status = status;
+  });
+}
+
+int tg_is_spmd(int* spmd) {
+  return guarded([&] {
+    if (!spmd) fail(TG_ERROR_INVALID_ARGUMENT, "tg_is_spmd", "spmd is NULL");
+    require_running("tg_is_spmd");
+    *spmd = taskgrid::is_spmd() ? 1 : 0;
   });
 }
 
@@ -232,6 +299,21 @@ int tg_enter_data(void* host, size_t bytes, tg_data* out) {
   });
 }
 
+int tg_enter_data_owner(void* host, size_t bytes, int owner, tg_data* out) {
+  return guarded([&] {
+    constexpr const char* kWho = "tg_enter_data_owner";
+    if (!out) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "out is NULL");
+    out->id = 0;
+    if (!host && bytes > 0)
+      fail(TG_ERROR_INVALID_ARGUMENT, kWho, "host is NULL with a non-zero size");
+    if (owner < 0)
+      fail(TG_ERROR_INVALID_ARGUMENT, kWho,
+           ("owner rank " + std::to_string(owner) + " is negative").c_str());
+    require_running(kWho);
+    out->id = taskgrid::enter_data(host, bytes, owner).id;
+  });
+}
+
 int tg_fetch(tg_data data) {
   return guarded([&] {
     require_handle("tg_fetch", data);
@@ -256,6 +338,16 @@ int tg_release(tg_data data) {
   });
 }
 
+int tg_owner(tg_data data, int* rank) {
+  return guarded([&] {
+    if (!rank) fail(TG_ERROR_INVALID_ARGUMENT, "tg_owner", "rank is NULL");
+    *rank = -1;
+    require_handle("tg_owner", data);
+    require_running("tg_owner");
+    *rank = taskgrid::owner(to_handle(data));
+  });
+}
+
 int tg_submit(uint32_t function, const tg_access* accesses, size_t num_accesses,
               const tg_task_options* options, const void* args, size_t args_size) {
   return guarded([&] {
@@ -271,12 +363,7 @@ int tg_submit(uint32_t function, const tg_access* accesses, size_t num_accesses,
     std::vector<taskgrid::DataAccess> converted(num_accesses);
     for (size_t i = 0; i < num_accesses; ++i) {
       const tg_access& a = accesses[i];
-      // A C caller may store any integer in the enum; reading such a value as
-      // the C++ enum type is undefined, so read its bytes as an integer.
-      std::underlying_type_t<tg_access_mode> raw_mode;
-      static_assert(sizeof raw_mode == sizeof a.mode);
-      std::memcpy(&raw_mode, &a.mode, sizeof raw_mode);
-      const long long mode = static_cast<long long>(raw_mode);
+      const long long mode = enum_value(a.mode);
       if (mode != TG_IN && mode != TG_OUT && mode != TG_INOUT)
         fail(TG_ERROR_INVALID_ARGUMENT, kWho,
              ("access " + std::to_string(i) + " has mode " + std::to_string(mode) +
@@ -292,6 +379,8 @@ int tg_submit(uint32_t function, const tg_access* accesses, size_t num_accesses,
     cpp_options.rank = c_options.rank;
     cpp_options.cost = c_options.cost;
     cpp_options.name = c_options.name;  // copied by submit
+    cpp_options.channel = c_options.channel;
+    cpp_options.priority = c_options.priority;
     taskgrid::submit_packed(taskgrid::FunctionId{function}, converted.data(), converted.size(),
                             cpp_options, args, args_size);
   });

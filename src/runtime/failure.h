@@ -11,6 +11,9 @@ class Transport;
 namespace taskgrid::runtime {
 
 [[noreturn]] void fail_job(int rank, const std::string& message);
+// Same, with the exit status the job ends with (2: a taskgrid::Error the
+// program did not catch).
+[[noreturn]] void fail_job(int rank, const std::string& message, int exit_status);
 // The transport whose abort ends the job (nullptr: only this process exits).
 void set_abort_transport(comm::Transport* transport);
 

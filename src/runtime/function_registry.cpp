@@ -1,6 +1,12 @@
 #include "runtime/function_registry.h"
 
+#include <cxxabi.h>
+#include <dlfcn.h>
+
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -29,6 +35,43 @@ uint32_t name_hash(const char* name) {
   uint32_t hash = 2166136261u;
   for (const char* c = name; *c; ++c) hash = (hash ^ static_cast<unsigned char>(*c)) * 16777619u;
   return hash == 0 ? 1 : hash;
+}
+
+// Names an unregistered function for its error message: the symbol the
+// dynamic linker knows for the address (the executable's own functions only
+// when it exports them: -rdynamic, CMake ENABLE_EXPORTS), else the address.
+std::string unregistered_message(TaskFunction fn) {
+  void* address = nullptr;
+  std::memcpy(&address, &fn, sizeof address);  // a function pointer as data, portably
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%p", address);
+  Dl_info info{};
+  if (dladdr(address, &info) != 0 && info.dli_sname && info.dli_saddr == address) {
+    std::string name = info.dli_sname;
+    int status = 0;
+    if (char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status)) {
+      name = demangled;
+      std::free(demangled);
+    }
+    // TASKGRID_REGISTER takes the bare name: no parameters, no namespaces.
+    std::string bare = name.substr(0, name.find('('));
+    if (const size_t colons = bare.rfind("::"); colons != std::string::npos)
+      bare.erase(0, colons + 2);
+    return "taskgrid: task function '" + name + "' (" + hex +
+           ") is not registered: register it with TASKGRID_REGISTER(" + bare +
+           ") at namespace scope (or taskgrid::register_function) on every rank";
+  }
+  std::string where;
+  if (info.dli_fname && info.dli_fbase) {
+    char offset[32];
+    std::snprintf(
+        offset, sizeof offset, "+0x%zx",
+        static_cast<size_t>(static_cast<char*>(address) - static_cast<char*>(info.dli_fbase)));
+    where = std::string(" in ") + info.dli_fname + offset;
+  }
+  return std::string("taskgrid: the task function at ") + hex + where +
+         " is not registered: register it with TASKGRID_REGISTER(name) at namespace scope (or "
+         "taskgrid::register_function) on every rank (link with -rdynamic to see its name here)";
 }
 
 }  // namespace
@@ -77,8 +120,7 @@ FunctionId function_id(TaskFunction fn) {
   detail::Registry& r = detail::registry();
   std::lock_guard lock(r.mutex);
   auto it = r.by_function.find(fn);
-  if (it == r.by_function.end())
-    throw Error("taskgrid: task function is not registered (use TASKGRID_REGISTER)");
+  if (it == r.by_function.end()) throw Error(detail::unregistered_message(fn));
   return {it->second};
 }
 

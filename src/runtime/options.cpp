@@ -1,10 +1,16 @@
 #include "runtime/options.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
-#include "taskgrid/taskgrid.hpp"
+#if __has_include("taskgrid/version.h")
+#include "taskgrid/version.h"
+#endif
+
+extern char** environ;
 
 namespace taskgrid::runtime {
 namespace {
@@ -37,54 +43,285 @@ std::string read_choice(const char* name, const char* value,
 
 constexpr long long kNoLimit = 1LL << 62;
 
+using Parser = void (*)(RuntimeOptions&, const char* name, const char* value);
+
+// Every setting: its name, the default shown by TASKGRID_DISPLAY_ENV, what it
+// does, and how start() reads it (nullptr: read elsewhere, e.g. by pgas::init
+// or the trace writer, listed here so that it is known and displayed).
+struct Setting {
+  const char* name;
+  const char* fallback;
+  const char* meaning;
+  Parser parse;
+};
+
+const Setting kSettings[] = {
+    {"TASKGRID_MODE", "cluster",
+     "cluster (rank 0 runs the program) or spmd (every rank does); only confirms the program's",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.mode_variable = read_choice(name, value, {"cluster", "spmd"}, "a mode", "cluster or spmd");
+     }},
+    {"TASKGRID_THREADS", "cores / ranks on node", "worker threads per rank (1 to 4096)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.threads = static_cast<int>(
+           read_number(name, value, 1, 4096, "must be a whole number from 1 to 4096"));
+     }},
+    {"TASKGRID_SCHEDULER", "heft", "cluster placement: round_robin, locality or heft",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.scheduler = read_choice(name, value, {"round_robin", "locality", "heft"}, "a scheduler",
+                                 "round_robin, locality or heft");
+     }},
+    {"TASKGRID_PROGRESS", "program",
+     "who drives the engine while the program waits: program or engine",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.progress =
+           read_choice(name, value, {"program", "engine"}, "a progress model", "program or engine");
+     }},
+    {"TASKGRID_WINDOW", "4096", "tasks in flight per rank before submit waits (0: no limit)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.window = static_cast<uint64_t>(
+           read_number(name, value, 0, kNoLimit, "must be a whole number of tasks (0: no limit)"));
+     }},
+    {"TASKGRID_CHANNELS", "4", "communicators for task-aware communication (0 to 256)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.channels = static_cast<int>(
+           read_number(name, value, 0, 256, "must be a whole number from 0 to 256"));
+     }},
+    {"TASKGRID_BCAST", "auto", "broadcast strategy: none, p2p, mpi, tree, pipeline or auto",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.broadcast = *coll::parse_strategy(
+           read_choice(name, value, {"none", "p2p", "mpi", "tree", "pipeline", "auto"},
+                       "a broadcast strategy", "none, p2p, mpi, tree, pipeline or auto"));
+     }},
+    {"TASKGRID_BCAST_MIN_BYTES", "65536", "smallest version broadcast ahead of demand (bytes)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.broadcast_min_bytes = static_cast<size_t>(
+           read_number(name, value, 0, kNoLimit,
+                       "must be a number of bytes (0: broadcast versions of any size)"));
+     }},
+    {"TASKGRID_BCAST_CHUNK", "0", "pipelined broadcast chunk in bytes (0: from the cost model)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.broadcast_chunk = static_cast<size_t>(read_number(
+           name, value, 0, kNoLimit,
+           "must be a number of bytes (0: chosen from measured latency and bandwidth)"));
+     }},
+    {"TASKGRID_CHECK_INTERVAL", "1024", "spmd divergence check every N submissions (0: off)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.divergence_interval = static_cast<uint64_t>(read_number(
+           name, value, 0, 8192, "must be a number of submissions from 0 (the check off) to 8192"));
+     }},
+    {"TASKGRID_FINALIZE_TIMEOUT", "30", "seconds MPI_Finalize may take (0: no limit)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.finalize_timeout_seconds = static_cast<int>(read_number(
+           name, value, 0, 86400, "must be a number of seconds from 0 (no limit) to 86400"));
+     }},
+    {"TASKGRID_CHUNK_BYTES", "1073741824",
+     "testing: split transfers into messages of at most this many bytes",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.chunk_bytes = static_cast<size_t>(
+           read_number(name, value, 1, kNoLimit, "must be a positive number of bytes"));
+     }},
+    {"TASKGRID_STATS", "0", "1: rank 0 prints per-rank engine counters at finish()",
+     [](RuntimeOptions& o, const char*, const char* value) {
+       o.stats = std::string(value) != "0";
+     }},
+    {"TASKGRID_DISPLAY_ENV", "0", "1 (or verbose): rank 0 prints these settings at start-up",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       const std::string text = value;
+       if (text == "0" || text == "false")
+         o.display_env = 0;
+       else if (text == "1" || text == "true")
+         o.display_env = 1;
+       else if (text == "verbose")
+         o.display_env = 2;
+       else
+         throw Error(std::string("taskgrid: ") + name + "=\"" + value +
+                     "\" is not a display choice; choose 0, 1 or verbose");
+     }},
+    {"TASKGRID_TRACE", "(none)", "path of a Chrome trace of the whole job", nullptr},
+    {"TASKGRID_DOT", "(none)", "path of a DOT dump of the task graph", nullptr},
+    {"TASKGRID_PGAS_SEGMENT", "64M", "pgas::init: global segment per rank (bytes, k/M/G)", nullptr},
+    {"TASKGRID_PGAS_SHM", "1", "pgas::init: 1 direct load/store within a node, 0 MPI only",
+     nullptr},
+    {"TASKGRID_PGAS_TIMEOUT", "120", "pgas: seconds a collective call waits for every rank",
+     nullptr},
+};
+
+// Names the project's scripts, tools and builds use: known, so they never
+// warn, but not read by the runtime.
+const char* const kToolNames[] = {
+    "TASKGRID_BUILD_DIR",
+    "TASKGRID_CORES",
+    "TASKGRID_SYSTEMS",
+    "TASKGRID_PYTHON",
+    "TASKGRID_NATIVE",
+    "TASKGRID_BUILD_TESTS",
+    "TASKGRID_WERROR",
+    "TASKGRID_HAVE_BLAS",
+    "TASKGRID_DIFFERENTIAL_GRAPHS",
+    "TASKGRID_BROADCAST_ROUNDS",
+    "TASKGRID_BUILD_BENCH",
+    "TASKGRID_BUILD_APPS",
+    "TASKGRID_INSTALL",
+    "TASKGRID_BOOTSTRAP_PROGRESS_SECONDS",
+    "TASKGRID_SOURCE_DIR",
+};
+
+bool is_known(const std::string& name) {
+  for (const Setting& setting : kSettings)
+    if (name == setting.name) return true;
+  for (const char* tool : kToolNames)
+    if (name == tool) return true;
+  return false;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string pad(std::string text, size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text;
+}
+
+int number_from(const char* name) {
+  const char* value = variable(name);
+  if (!value) return -1;
+  char* end = nullptr;
+  const long number = std::strtol(value, &end, 10);
+  return end != value && *end == '\0' && number >= 0 && number < (1L << 30)
+             ? static_cast<int>(number)
+             : -1;
+}
+
 }  // namespace
 
 RuntimeOptions read_options_from_environment() {
   RuntimeOptions options;
-  if (const char* value = variable("TASKGRID_THREADS"))
-    options.threads = static_cast<int>(
-        read_number("TASKGRID_THREADS", value, 1, 4096, "must be a whole number from 1 to 4096"));
-  if (const char* value = variable("TASKGRID_SCHEDULER"))
-    options.scheduler =
-        read_choice("TASKGRID_SCHEDULER", value, {"round_robin", "locality", "heft"}, "a scheduler",
-                    "round_robin, locality or heft");
-  if (const char* value = variable("TASKGRID_MODE"))
-    options.mode =
-        read_choice("TASKGRID_MODE", value, {"cluster", "spmd"}, "a mode", "cluster or spmd");
-  if (const char* value = variable("TASKGRID_PROGRESS"))
-    options.progress = read_choice("TASKGRID_PROGRESS", value, {"program", "engine"},
-                                   "a progress model", "program or engine");
-  if (const char* value = variable("TASKGRID_CHUNK_BYTES"))
-    options.chunk_bytes = static_cast<size_t>(read_number(
-        "TASKGRID_CHUNK_BYTES", value, 1, kNoLimit, "must be a positive number of bytes"));
-  if (const char* value = variable("TASKGRID_CHECK_INTERVAL"))
-    options.divergence_interval = static_cast<uint64_t>(
-        read_number("TASKGRID_CHECK_INTERVAL", value, 0, 8192,
-                    "must be a number of submissions from 0 (the check off) to 8192"));
-  if (const char* value = variable("TASKGRID_CHANNELS"))
-    options.channels = static_cast<int>(
-        read_number("TASKGRID_CHANNELS", value, 0, 256, "must be a whole number from 0 to 256"));
-  if (const char* value = variable("TASKGRID_BCAST"))
-    options.broadcast = *coll::parse_strategy(
-        read_choice("TASKGRID_BCAST", value, {"none", "p2p", "mpi", "tree", "pipeline", "auto"},
-                    "a broadcast strategy", "none, p2p, mpi, tree, pipeline or auto"));
-  if (const char* value = variable("TASKGRID_BCAST_MIN_BYTES"))
-    options.broadcast_min_bytes = static_cast<size_t>(
-        read_number("TASKGRID_BCAST_MIN_BYTES", value, 0, kNoLimit,
-                    "must be a number of bytes (0: broadcast versions of any size)"));
-  if (const char* value = variable("TASKGRID_BCAST_CHUNK"))
-    options.broadcast_chunk = static_cast<size_t>(
-        read_number("TASKGRID_BCAST_CHUNK", value, 0, kNoLimit,
-                    "must be a number of bytes (0: chosen from measured latency and bandwidth)"));
-  if (const char* value = variable("TASKGRID_FINALIZE_TIMEOUT"))
-    options.finalize_timeout_seconds =
-        static_cast<int>(read_number("TASKGRID_FINALIZE_TIMEOUT", value, 0, 86400,
-                                     "must be a number of seconds from 0 (no limit) to 86400"));
-  if (const char* value = variable("TASKGRID_WINDOW"))
-    options.window = read_number("TASKGRID_WINDOW", value, 0, kNoLimit,
-                                 "must be a whole number of tasks (0: no limit)");
-  if (const char* value = variable("TASKGRID_STATS")) options.stats = std::string(value) != "0";
+  for (const Setting& setting : kSettings)
+    if (setting.parse)
+      if (const char* value = variable(setting.name)) setting.parse(options, setting.name, value);
   return options;
+}
+
+std::string resolve_mode(Mode program, RuntimeOptions& options) {
+  const std::string& variable_mode = options.mode_variable;
+  if (program == Mode::from_environment) {
+    options.mode = variable_mode.empty() ? "cluster" : variable_mode;
+    return variable_mode.empty() ? "default" : "environment";
+  }
+  const std::string wanted = program == Mode::spmd ? "spmd" : "cluster";
+  if (!variable_mode.empty() && variable_mode != wanted)
+    throw Error("taskgrid: the program runs in " + wanted +
+                " mode (taskgrid::start/run); TASKGRID_MODE=" + variable_mode +
+                " can only confirm it (unset TASKGRID_MODE, or set it to " + wanted + ")");
+  options.mode = wanted;
+  return variable_mode.empty() ? "program" : "program, confirmed by the environment";
+}
+
+std::vector<std::string> unknown_setting_warnings() {
+  std::vector<std::string> warnings;
+  constexpr char kPrefix[] = "TASKGRID_";
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const char* text = *entry;
+    if (std::strncmp(text, kPrefix, sizeof kPrefix - 1) != 0) continue;
+    const char* equals = std::strchr(text, '=');
+    const std::string name = equals ? std::string(text, equals) : std::string(text);
+    if (is_known(name)) continue;
+    // The nearest known name, when close enough to be a slip of the keyboard.
+    const std::string suffix = name.substr(sizeof kPrefix - 1);
+    std::string nearest;
+    size_t best = std::max<size_t>(1, std::min<size_t>(3, suffix.size() / 3)) + 1;
+    const auto consider = [&](const char* known) {
+      const size_t distance = edit_distance(suffix, std::string(known).substr(sizeof kPrefix - 1));
+      if (distance < best) {
+        best = distance;
+        nearest = known;
+      }
+    };
+    for (const Setting& setting : kSettings) consider(setting.name);
+    for (const char* tool : kToolNames) consider(tool);
+    std::string warning = "warning: taskgrid: " + name + " is not a TaskGrid setting";
+    warning += nearest.empty() ? " (TASKGRID_DISPLAY_ENV=1 lists the settings)"
+                               : "; did you mean " + nearest + "?";
+    warnings.push_back(warning);
+  }
+  return warnings;
+}
+
+std::string describe_settings(const RuntimeOptions& options, const DisplayFacts& facts) {
+  std::string out = "TASKGRID DISPLAY ENVIRONMENT BEGIN\n";
+#ifdef TASKGRID_VERSION_STRING
+  out += "  _TASKGRID = '" + std::string(TASKGRID_VERSION_STRING) + "'\n";
+#else
+  // TODO(lead): include/taskgrid/version.h (TASKGRID_VERSION_STRING) did not exist yet.
+  out += "  _TASKGRID = 'unknown version'\n";
+#endif
+  out += "  ranks = " + std::to_string(facts.ranks) + "\n";
+  for (const Setting& setting : kSettings) {
+    std::string value, source;
+    const char* set = variable(setting.name);
+    if (std::strcmp(setting.name, "TASKGRID_MODE") == 0) {
+      value = options.mode;
+      source = facts.mode_source;
+    } else if (std::strcmp(setting.name, "TASKGRID_THREADS") == 0) {
+      value = std::to_string(facts.threads);
+      source = set ? "environment" : "computed: cores / ranks on node";
+    } else {
+      value = set ? set : setting.fallback;
+      source = set ? "environment" : "default";
+    }
+    std::string line = "  " + pad(setting.name, 26) + "= " + pad(value, 10) + " (" + source + ")";
+    if (!setting.parse)
+      line +=
+          " [read by " +
+          std::string(std::strncmp(setting.name, "TASKGRID_PGAS", 13) == 0 ? "pgas::init"
+                                                                           : "the trace writers") +
+          "]";
+    if (options.display_env >= 2) line += "\n      " + std::string(setting.meaning);
+    out += line + "\n";
+  }
+  out += "TASKGRID DISPLAY ENVIRONMENT END\n";
+  return out;
+}
+
+int launcher_rank() {
+  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (const int rank = number_from(name); rank >= 0) return rank;
+  return -1;
+}
+
+std::optional<LauncherJob> launcher_job() {
+  // Each launcher's size variable, with its own rank variable. Slurm's
+  // SLURM_NTASKS is also set inside a batch script, where a program started
+  // without srun is one process: only a job step (srun sets SLURM_STEP_ID)
+  // says how many processes were really started.
+  struct Pair {
+    const char* size;
+    const char* rank;
+  };
+  const Pair pairs[] = {{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+                        {"PMI_SIZE", "PMI_RANK"},
+                        {"PMIX_SIZE", "PMIX_RANK"},
+                        {"MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK"},
+                        {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID"}};
+  for (const Pair& pair : pairs) {
+    if (std::strcmp(pair.size, "SLURM_STEP_NUM_TASKS") == 0 && !variable("SLURM_STEP_ID")) continue;
+    const int size = number_from(pair.size);
+    if (size > 1) return LauncherJob{pair.size, number_from(pair.rank), size};
+  }
+  return std::nullopt;
 }
 
 int default_threads(int ranks_on_node) {

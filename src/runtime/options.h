@@ -1,18 +1,26 @@
 // Runtime settings from the environment (read identically on every rank, so
 // a bad value fails everywhere before any rank starts waiting on another).
+// One table in options.cpp lists every TASKGRID_* name: it drives reading,
+// the check for misspelled names and TASKGRID_DISPLAY_ENV.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "coll/broadcast.h"
+#include "taskgrid/taskgrid.hpp"
 
 namespace taskgrid::runtime {
 
 struct RuntimeOptions {
   int threads = 0;                 // TASKGRID_THREADS (0: cores / ranks on this node)
   std::string scheduler = "heft";  // TASKGRID_SCHEDULER
-  std::string mode = "cluster";    // TASKGRID_MODE
+  // The mode in effect ("cluster" or "spmd"), resolved by resolve_mode()
+  // from the program's Mode and TASKGRID_MODE.
+  std::string mode = "cluster";
+  std::string mode_variable;  // TASKGRID_MODE as set ("" when unset)
   std::string progress =
       "program";           // TASKGRID_PROGRESS: who drives the engine while the program waits
   bool stats = false;      // TASKGRID_STATS=1
@@ -21,15 +29,45 @@ struct RuntimeOptions {
   int channels = 4;                     // TASKGRID_CHANNELS (task-aware communication)
   coll::Strategy broadcast = coll::Strategy::automatic;  // TASKGRID_BCAST
   size_t broadcast_min_bytes = 64 << 10;  // TASKGRID_BCAST_MIN_BYTES: smaller ones go on demand
-  size_t broadcast_chunk = 0;
-  int finalize_timeout_seconds = 30;  // TASKGRID_FINALIZE_TIMEOUT (0: no limit)             //
-                                      // TASKGRID_BCAST_CHUNK (0: from the cost model)
+  size_t broadcast_chunk = 0;             // TASKGRID_BCAST_CHUNK (0: from the cost model)
+  int finalize_timeout_seconds = 30;      // TASKGRID_FINALIZE_TIMEOUT (0: no limit)
   uint64_t window =
       4096;  // TASKGRID_WINDOW: tasks in flight per rank before submit waits (0: no limit)
+  int display_env = 0;  // TASKGRID_DISPLAY_ENV: 0 off, 1 the settings, 2 with their meanings
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.
 RuntimeOptions read_options_from_environment();
+
+// Resolves the mode in effect from the program's and TASKGRID_MODE (stored in
+// options.mode); returns where it came from ("program", "environment",
+// "default"). Throws taskgrid::Error when TASKGRID_MODE contradicts the program.
+std::string resolve_mode(Mode program, RuntimeOptions& options);
+
+// One warning per TASKGRID_* variable of the environment that is no known
+// name, with the nearest known name when one is close.
+std::vector<std::string> unknown_setting_warnings();
+
+// What TASKGRID_DISPLAY_ENV prints (rank 0, after start-up).
+struct DisplayFacts {
+  std::string mode_source;
+  int threads = 0;  // in effect
+  int ranks = 1;
+};
+std::string describe_settings(const RuntimeOptions& options, const DisplayFacts& facts);
+
+// The rank the launcher gave this process (PMI_RANK, OMPI_COMM_WORLD_RANK,
+// PMIX_RANK, SLURM_PROCID), known before MPI starts; -1 when none is set.
+int launcher_rank();
+
+// A launcher that says it started more than one process (e.g. Open MPI's
+// mpirun around an MPICH program, which then sees one rank in each process).
+struct LauncherJob {
+  std::string variable;  // the size variable that says so
+  int rank = -1;
+  int size = 0;
+};
+std::optional<LauncherJob> launcher_job();
 
 // Cores of this node shared by the `ranks_on_node` ranks on it (at least 1).
 int default_threads(int ranks_on_node);

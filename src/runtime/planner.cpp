@@ -4,6 +4,7 @@
 
 #include "data/buffer_pool.h"
 #include "runtime/function_registry.h"
+#include "trace/task_graph.h"
 #include "trace/trace.h"
 
 namespace taskgrid::runtime {
@@ -115,7 +116,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     const auto name_bytes = static_cast<uint32_t>(options.name ? std::strlen(options.name) : 0);
     accesses_at = batch->add_task_without_accesses(
         wire::Task{task_id, function.value, static_cast<uint32_t>(count),
-                   static_cast<uint32_t>(args_bytes), options.channel, name_bytes, 0},
+                   static_cast<uint32_t>(args_bytes), options.channel, name_bytes,
+                   options.priority},
         args, options.name);
   }
   for (size_t i = 0; i < count; ++i) {
@@ -130,6 +132,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
           wire::Access{
               r.in_version, r.out_version, r.bytes, source, tag, static_cast<uint8_t>(r.mode), {}});
   }
+  if (trace::graph_enabled())
+    trace::record_task(task_id, options.name, function.value, rank, resolved.data(), count);
   // New versions exist from now on; the versions they replace get no new
   // readers, so every holder may drop them once its current uses are done.
   analysis_.add_outputs(rank, [this](uint64_t superseded) { retire(superseded); });

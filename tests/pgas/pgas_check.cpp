@@ -642,9 +642,11 @@ int main(int argc, char** argv) {
   const bool pgas_first = scenario == "tasks-pgas-first";
   try {
     // Either order works: the second to start adopts the MPI the first initialised.
-    if (with_tasks && !pgas_first) taskgrid::start(&argc, &argv);
+    // TASKGRID_MODE picks (misuse-cluster-mode runs it in cluster mode).
+    const auto mode = taskgrid::Mode::from_environment;
+    if (with_tasks && !pgas_first) taskgrid::start(&argc, &argv, mode);
     pgas::init(&argc, &argv);
-    if (pgas_first) taskgrid::start(&argc, &argv);
+    if (pgas_first) taskgrid::start(&argc, &argv, mode);
     me = pgas::rank();
     ranks = pgas::num_ranks();
     found->second();

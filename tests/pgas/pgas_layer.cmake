@@ -146,7 +146,3 @@ foreach(ranks IN ITEMS 1 4)
     PASS_REGULAR_EXPRESSION "pgas_ring: ${ranks} ranks, total ${total}\n"
     LABELS "pgas;mpi" PROCESSORS 2 TIMEOUT 60)
 endforeach()
-add_test(NAME pgas.example.readme_matches
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/readme_example_matches.py
-                 ${PROJECT_SOURCE_DIR})
-set_tests_properties(pgas.example.readme_matches PROPERTIES LABELS "pgas" TIMEOUT 30)

@@ -741,7 +741,7 @@ int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
   // Cluster mode: ranks > 0 serve inside start() and exit there. spmd mode:
   // every rank generates and submits the same rounds.
-  taskgrid::start(&argc, &argv);
+  taskgrid::start(&argc, &argv, taskgrid::Mode::from_environment);
   const int ranks = taskgrid::num_ranks();
   const int rank = taskgrid::rank();
   const bool spmd = taskgrid::is_spmd();

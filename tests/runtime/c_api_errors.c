@@ -19,37 +19,12 @@
 
 #include "taskgrid/taskgrid.h"
 
-static int checks = 0;
-static int failures = 0;
+#define C_CHECKS_PROGRAM "c_api_errors"
+#include "c_checks.h"
 
-/* A call that must fail with `expected` (any non-zero code when 0) and leave
- * a non-empty message. */
-static void expect_error(int status, int expected, const char* what) {
-  const char* message = tg_last_error();
-  ++checks;
-  if (status == TG_SUCCESS || (expected != 0 && status != expected) || !message ||
-      message[0] == '\0') {
-    ++failures;
-    printf("FAIL: %s: status %d (expected %d), message \"%s\"\n", what, status, expected,
-           message ? message : "(null)");
-    return;
-  }
-  printf("ok: %s: %d \"%s\"\n", what, status, message);
-}
-
-static void expect_true(int condition, const char* what) {
-  ++checks;
-  if (!condition) {
-    ++failures;
-    printf("FAIL: %s\n", what);
-  }
-}
-
-static void must(int status, const char* what) {
-  if (status != TG_SUCCESS) {
-    fprintf(stderr, "c_api_errors: %s failed (%d): %s\n", what, status, tg_last_error());
-    exit(2);
-  }
+/* A call that must fail with `expected` (any error code when 0). */
+static void expect_any_error(int status, int expected, const char* what) {
+  expect_error(status, expected, NULL, what);
 }
 
 /* ---------------------------------------------------------------- tasks -- */
@@ -109,65 +84,65 @@ static int run_errors(uint32_t add_id) {
   tg_access access, bad[2];
   tg_task_options options;
 
-  expect_error(tg_start(NULL, NULL), TG_ERROR_STATE, "tg_start twice");
-  expect_error(tg_register_function("c_api_errors.late", other_task, &late_id), TG_ERROR_STATE,
-               "tg_register_function after tg_start");
-  expect_error(tg_rank(NULL), TG_ERROR_INVALID_ARGUMENT, "tg_rank(NULL)");
-  expect_error(tg_num_ranks(NULL), TG_ERROR_INVALID_ARGUMENT, "tg_num_ranks(NULL)");
+  expect_any_error(tg_start(NULL, NULL), TG_ERROR_STATE, "tg_start twice");
+  expect_any_error(tg_register_function("c_api_errors.late", other_task, &late_id), TG_ERROR_STATE,
+                   "tg_register_function after tg_start");
+  expect_any_error(tg_rank(NULL), TG_ERROR_INVALID_ARGUMENT, "tg_rank(NULL)");
+  expect_any_error(tg_num_ranks(NULL), TG_ERROR_INVALID_ARGUMENT, "tg_num_ranks(NULL)");
   must(tg_rank(&rank), "tg_rank");
   must(tg_num_ranks(&ranks), "tg_num_ranks");
   expect_true(rank == 0 && ranks >= 1, "rank 0 runs the program");
 
   /* Data. */
-  expect_error(tg_enter_data(NULL, 8, &h), TG_ERROR_INVALID_ARGUMENT, "tg_enter_data(NULL, 8)");
+  expect_any_error(tg_enter_data(NULL, 8, &h), TG_ERROR_INVALID_ARGUMENT, "tg_enter_data(NULL, 8)");
   expect_true(h.id == 0, "a failed tg_enter_data stores handle 0");
-  expect_error(tg_enter_data(&value, sizeof value, NULL), TG_ERROR_INVALID_ARGUMENT,
-               "tg_enter_data(out NULL)");
+  expect_any_error(tg_enter_data(&value, sizeof value, NULL), TG_ERROR_INVALID_ARGUMENT,
+                   "tg_enter_data(out NULL)");
   must(tg_enter_data(&value, sizeof value, &h), "tg_enter_data");
   expect_true(h.id != 0, "tg_enter_data gives a non-zero handle");
   unknown.id = 987654321u;
   zero.id = 0;
-  expect_error(tg_fetch(unknown), 0, "tg_fetch(unknown handle)");
-  expect_error(tg_wait(unknown), 0, "tg_wait(unknown handle)");
-  expect_error(tg_exit_data(unknown), 0, "tg_exit_data(unknown handle)");
-  expect_error(tg_release(unknown), 0, "tg_release(unknown handle)");
-  expect_error(tg_fetch(zero), TG_ERROR_INVALID_ARGUMENT, "tg_fetch(handle 0)");
-  expect_error(tg_release(zero), TG_ERROR_INVALID_ARGUMENT, "tg_release(handle 0)");
+  expect_any_error(tg_fetch(unknown), 0, "tg_fetch(unknown handle)");
+  expect_any_error(tg_wait(unknown), 0, "tg_wait(unknown handle)");
+  expect_any_error(tg_exit_data(unknown), 0, "tg_exit_data(unknown handle)");
+  expect_any_error(tg_release(unknown), 0, "tg_release(unknown handle)");
+  expect_any_error(tg_fetch(zero), TG_ERROR_INVALID_ARGUMENT, "tg_fetch(handle 0)");
+  expect_any_error(tg_release(zero), TG_ERROR_INVALID_ARGUMENT, "tg_release(handle 0)");
   must(tg_enter_data(&increment, sizeof increment, &other), "tg_enter_data other");
   must(tg_release(other), "tg_release other");
-  expect_error(tg_release(other), 0, "tg_release twice");
-  expect_error(tg_fetch(other), 0, "tg_fetch after tg_release");
+  expect_any_error(tg_release(other), 0, "tg_release twice");
+  expect_any_error(tg_fetch(other), 0, "tg_fetch after tg_release");
 
   /* Submit. */
   access.data = h;
   access.mode = TG_INOUT;
-  expect_error(tg_submit(0x7fff1234u, &access, 1, NULL, &increment, sizeof increment),
-               TG_ERROR_INVALID_ARGUMENT, "tg_submit(unregistered function id)");
-  expect_error(tg_submit(add_id, NULL, 1, NULL, &increment, sizeof increment),
-               TG_ERROR_INVALID_ARGUMENT, "tg_submit(accesses NULL, 1)");
-  expect_error(tg_submit(add_id, &access, 1, NULL, NULL, sizeof increment),
-               TG_ERROR_INVALID_ARGUMENT, "tg_submit(args NULL, 4)");
+  expect_any_error(tg_submit(0x7fff1234u, &access, 1, NULL, &increment, sizeof increment),
+                   TG_ERROR_INVALID_ARGUMENT, "tg_submit(unregistered function id)");
+  expect_any_error(tg_submit(add_id, NULL, 1, NULL, &increment, sizeof increment),
+                   TG_ERROR_INVALID_ARGUMENT, "tg_submit(accesses NULL, 1)");
+  expect_any_error(tg_submit(add_id, &access, 1, NULL, NULL, sizeof increment),
+                   TG_ERROR_INVALID_ARGUMENT, "tg_submit(args NULL, 4)");
   bad[0].data = h;
   bad[0].mode = (tg_access_mode)7;
-  expect_error(tg_submit(add_id, bad, 1, NULL, &increment, sizeof increment),
-               TG_ERROR_INVALID_ARGUMENT, "tg_submit(mode 7)");
+  expect_any_error(tg_submit(add_id, bad, 1, NULL, &increment, sizeof increment),
+                   TG_ERROR_INVALID_ARGUMENT, "tg_submit(mode 7)");
   bad[0].data = unknown;
   bad[0].mode = TG_IN;
-  expect_error(tg_submit(add_id, bad, 1, NULL, &increment, sizeof increment), 0,
-               "tg_submit(unknown handle)");
+  expect_any_error(tg_submit(add_id, bad, 1, NULL, &increment, sizeof increment), 0,
+                   "tg_submit(unknown handle)");
   bad[0].data = zero;
-  expect_error(tg_submit(add_id, bad, 1, NULL, &increment, sizeof increment),
-               TG_ERROR_INVALID_ARGUMENT, "tg_submit(handle 0)");
+  expect_any_error(tg_submit(add_id, bad, 1, NULL, &increment, sizeof increment),
+                   TG_ERROR_INVALID_ARGUMENT, "tg_submit(handle 0)");
   bad[0].data = h;
   bad[0].mode = TG_OUT;
   bad[1].data = h;
   bad[1].mode = TG_INOUT;
-  expect_error(tg_submit(add_id, bad, 2, NULL, &increment, sizeof increment), 0,
-               "tg_submit(two writes of one handle)");
+  expect_any_error(tg_submit(add_id, bad, 2, NULL, &increment, sizeof increment), 0,
+                   "tg_submit(two writes of one handle)");
   options = tg_default_task_options();
   options.rank = ranks + 3;
-  expect_error(tg_submit(add_id, &access, 1, &options, &increment, sizeof increment), 0,
-               "tg_submit(rank hint outside the job)");
+  expect_any_error(tg_submit(add_id, &access, 1, &options, &increment, sizeof increment), 0,
+                   "tg_submit(rank hint outside the job)");
   expect_true(tg_task_data(NULL, 0) == NULL && tg_last_error()[0] != '\0',
               "tg_task_data(NULL) returns NULL with a message");
   expect_true(tg_task_rank(NULL) == -1, "tg_task_rank(NULL) is -1");
@@ -186,11 +161,11 @@ static int run_errors(uint32_t add_id) {
   must(tg_wait_all(), "tg_wait_all");
 
   must(tg_finish(), "tg_finish");
-  expect_error(tg_finish(), TG_ERROR_STATE, "tg_finish twice");
-  expect_error(tg_submit(add_id, &access, 1, NULL, &increment, sizeof increment), TG_ERROR_STATE,
-               "tg_submit after tg_finish");
-  expect_error(tg_enter_data(&value, sizeof value, &h), TG_ERROR_STATE,
-               "tg_enter_data after tg_finish");
+  expect_any_error(tg_finish(), TG_ERROR_STATE, "tg_finish twice");
+  expect_any_error(tg_submit(add_id, &access, 1, NULL, &increment, sizeof increment),
+                   TG_ERROR_STATE, "tg_submit after tg_finish");
+  expect_any_error(tg_enter_data(&value, sizeof value, &h), TG_ERROR_STATE,
+                   "tg_enter_data after tg_finish");
 
   if (failures) {
     printf("c_api_errors: %d of %d checks failed\n", failures, checks);
@@ -206,23 +181,23 @@ int main(int argc, char** argv) {
   int rank = 0;
 
   /* Before tg_start (every rank runs these). */
-  expect_error(tg_rank(&rank), TG_ERROR_STATE, "tg_rank before tg_start");
-  expect_error(tg_wait_all(), TG_ERROR_STATE, "tg_wait_all before tg_start");
-  expect_error(tg_register_function(NULL, add_task, &id), TG_ERROR_INVALID_ARGUMENT,
-               "tg_register_function(name NULL)");
-  expect_error(tg_register_function("", add_task, &id), TG_ERROR_INVALID_ARGUMENT,
-               "tg_register_function(name \"\")");
-  expect_error(tg_register_function("c_api_errors.x", NULL, &id), TG_ERROR_INVALID_ARGUMENT,
-               "tg_register_function(fn NULL)");
-  expect_error(tg_register_function("c_api_errors.x", add_task, NULL), TG_ERROR_INVALID_ARGUMENT,
-               "tg_register_function(id NULL)");
+  expect_any_error(tg_rank(&rank), TG_ERROR_STATE, "tg_rank before tg_start");
+  expect_any_error(tg_wait_all(), TG_ERROR_STATE, "tg_wait_all before tg_start");
+  expect_any_error(tg_register_function(NULL, add_task, &id), TG_ERROR_INVALID_ARGUMENT,
+                   "tg_register_function(name NULL)");
+  expect_any_error(tg_register_function("", add_task, &id), TG_ERROR_INVALID_ARGUMENT,
+                   "tg_register_function(name \"\")");
+  expect_any_error(tg_register_function("c_api_errors.x", NULL, &id), TG_ERROR_INVALID_ARGUMENT,
+                   "tg_register_function(fn NULL)");
+  expect_any_error(tg_register_function("c_api_errors.x", add_task, NULL),
+                   TG_ERROR_INVALID_ARGUMENT, "tg_register_function(id NULL)");
   must(tg_register_function("c_api_errors.add", add_task, &add_id), "register add");
   must(tg_register_function("c_api_errors.add", add_task, &again), "register add again");
   expect_true(add_id != 0 && again == add_id, "registering again gives the same id");
-  expect_error(tg_register_function("c_api_errors.add_alias", add_task, &id),
-               TG_ERROR_INVALID_ARGUMENT, "one function under two names");
-  expect_error(tg_register_function("c_api_errors.add", other_task, &id),
-               TG_ERROR_INVALID_ARGUMENT, "two functions under one name");
+  expect_any_error(tg_register_function("c_api_errors.add_alias", add_task, &id),
+                   TG_ERROR_INVALID_ARGUMENT, "one function under two names");
+  expect_any_error(tg_register_function("c_api_errors.add", other_task, &id),
+                   TG_ERROR_INVALID_ARGUMENT, "two functions under one name");
   must(tg_register_function("c_api_errors.other", other_task, &id), "register other");
   expect_true(id != add_id, "distinct functions get distinct ids");
   must(tg_register_function("c_api_errors.failing_task", failing_task, &fail_id), "register fail");

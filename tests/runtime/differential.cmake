@@ -122,7 +122,7 @@ taskgrid_differential_variant(engine_progress 93 7 "TASKGRID_PROGRESS=engine;TAS
 foreach(mode IN ITEMS cluster spmd)
   add_test(NAME runtime.trace_and_stats.${mode}.np2
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_trace.py 2
-                   ${CMAKE_CURRENT_BINARY_DIR}/trace-${mode}.json --
+                   ${CMAKE_CURRENT_BINARY_DIR}/trace-${mode}.json --receives --
                    ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS}
                    $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
                    --graphs 20 --seed 7272 --tasks-max 60)
@@ -130,3 +130,6 @@ foreach(mode IN ITEMS cluster spmd)
     ENVIRONMENT "TASKGRID_MODE=${mode};TASKGRID_SCHEDULER=round_robin;TASKGRID_THREADS=1"
     PROCESSORS 2 LABELS "mpi;trace" TIMEOUT 120)
 endforeach()
+
+# Receive spans, flow arrows, the DOT dump and the timeline tool.
+include(${CMAKE_CURRENT_LIST_DIR}/trace.cmake)

@@ -43,6 +43,8 @@
 #include <thread>
 #include <vector>
 
+// The reference run calls task functions outside the runtime (src/ header).
+#include "engine/task_context_access.h"
 #include "program_args.h"
 #include "progress_watchdog.h"
 
@@ -426,7 +428,7 @@ std::vector<std::vector<uint8_t>> run_reference_task(const TaskSpec& t,
                                                      const std::vector<char>& packed,
                                                      uint8_t garbage) {
   std::vector<std::vector<uint8_t>> buffers(t.count);
-  std::vector<taskgrid::TaskContext::Buffer> views(t.count);
+  std::vector<taskgrid::detail::TaskContextAccess::Buffer> views(t.count);
   for (size_t i = 0; i < t.count; ++i) {
     const std::vector<uint8_t>& current = state[t.handles[i]];
     if (t.modes[i] == taskgrid::AccessMode::out) {
@@ -437,7 +439,8 @@ std::vector<std::vector<uint8_t>> run_reference_task(const TaskSpec& t,
     buffers[i].reserve(1);  // a real pointer also for empty buffers
     views[i] = {buffers[i].data(), current.size()};
   }
-  taskgrid::TaskContext ctx(views.data(), views.size(), packed.data(), packed.size(), 0, 0);
+  taskgrid::TaskContext ctx = taskgrid::detail::TaskContextAccess::make(
+      views.data(), views.size(), packed.data(), packed.size(), 0, 0);
   kFunctions[t.function](ctx);
   for (size_t i = 0; i < t.count; ++i) {
     if (t.modes[i] == taskgrid::AccessMode::in && buffers[i] != state[t.handles[i]])
@@ -631,9 +634,9 @@ const char* scheduler_name() {
 
 int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
-  // Cluster mode: ranks > 0 serve inside start() and exit there. spmd mode
-  // (TASKGRID_MODE=spmd): every rank generates and submits the same graphs.
-  taskgrid::start(&argc, &argv);
+  // Both modes, TASKGRID_MODE picks. Cluster mode: ranks > 0 serve inside
+  // start() and exit there. spmd: every rank generates and submits the same graphs.
+  taskgrid::start(&argc, &argv, taskgrid::Mode::from_environment);
   const int ranks = taskgrid::num_ranks();
 
   Counts counts;

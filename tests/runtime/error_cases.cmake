@@ -11,25 +11,39 @@
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(_taskgrid_expect_failure ${CMAKE_CURRENT_LIST_DIR}/expect_failure.py)
 
-# taskgrid_error_test(<name> <ranks> <threads> REGEX <re>... [STATUS n] [ENV var=value...]
-#                     ARGS <case> [rank])
+# The unregistered-function case names the function through dladdr(): the
+# executable must export its symbols (-rdynamic).
+set_target_properties(taskgrid-error-cases PROPERTIES ENABLE_EXPORTS ON)
+
+# taskgrid_error_test(<name> <ranks> <threads> REGEX <re>... [ABSENT <re>...] [STATUS n]
+#                     [ENV var=value...] [ALONE] ARGS <case> [rank])
+# ALONE: started without mpiexec (a singleton; <ranks> must be 1; the test
+# is named .alone). STATUS 0: a run that must succeed, its output checked.
 function(taskgrid_error_test name ranks threads)
-  cmake_parse_arguments(PARSE_ARGV 3 arg "" "STATUS" "REGEX;ENV;ARGS")
+  cmake_parse_arguments(PARSE_ARGV 3 arg "ALONE" "STATUS" "REGEX;ABSENT;ENV;ARGS")
   set(driver_args --timeout 30)
   foreach(re IN LISTS arg_REGEX)
     list(APPEND driver_args --regex ${re})
   endforeach()
+  foreach(re IN LISTS arg_ABSENT)
+    list(APPEND driver_args --regex-absent ${re})
+  endforeach()
   if(DEFINED arg_STATUS)
     list(APPEND driver_args --status ${arg_STATUS})
   endif()
-  set(test_name runtime.error.${name}.np${ranks})
+  if(arg_ALONE)
+    set(test_name runtime.error.${name}.alone)
+    set(launch)
+  else()
+    set(test_name runtime.error.${name}.np${ranks})
+    set(launch ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS})
+  endif()
   if(NOT threads EQUAL 1)
     string(APPEND test_name .t${threads})
   endif()
   add_test(NAME ${test_name}
            COMMAND ${Python3_EXECUTABLE} ${_taskgrid_expect_failure} ${driver_args} --
-                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
-                   $<TARGET_FILE:taskgrid-error-cases> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
+                   ${launch} $<TARGET_FILE:taskgrid-error-cases> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
   set(environment ${arg_ENV})
   if(NOT arg_ENV MATCHES "TASKGRID_THREADS=")
     list(APPEND environment TASKGRID_THREADS=${threads})
@@ -88,23 +102,122 @@ taskgrid_error_test(last_rank_exits 4 1
   REGEX "error: taskgrid: rank 3: the process is exiting before taskgrid::finish[(][)]"
   ARGS rank_exits 3)
 
-# (5) Bad settings: start() throws on every rank before MPI starts.
-taskgrid_error_test(bad_scheduler 2 1
+# (5) Bad settings: start() throws on every rank before MPI starts; the
+# program does not catch it: every rank prints it and exits 2, without MPI
+# (no std::terminate, no SIGABRT).
+taskgrid_error_test(bad_scheduler 2 1 STATUS 2
   ENV TASKGRID_SCHEDULER=bogus
-  REGEX "TASKGRID_SCHEDULER=.bogus. is not a scheduler. choose round_robin, locality or heft"
+  REGEX "error: taskgrid: rank 0: TASKGRID_SCHEDULER=.bogus. is not a scheduler. choose round_robin, locality or heft"
   ARGS start_only)
-taskgrid_error_test(bad_threads 2 1
+taskgrid_error_test(bad_threads 2 1 STATUS 2
   ENV TASKGRID_THREADS=0
-  REGEX "TASKGRID_THREADS=.0. must be a whole number from 1 to 4096"
+  REGEX "error: taskgrid: rank 0: TASKGRID_THREADS=.0. must be a whole number from 1 to 4096"
+  REGEX "error: taskgrid: rank 1: TASKGRID_THREADS=.0. must be"
+  ABSENT "terminate called" "Aborted|SIGABRT|signal 6"
   ARGS start_only)
-taskgrid_error_test(bad_progress 2 1
+taskgrid_error_test(bad_threads 1 1 STATUS 2 ALONE
+  ENV TASKGRID_THREADS=0
+  REGEX "^error: taskgrid: rank 0: TASKGRID_THREADS=.0. must be a whole number from 1 to 4096"
+  ABSENT "terminate called"
+  ARGS start_only)
+taskgrid_error_test(bad_progress 2 1 STATUS 2
   ENV TASKGRID_PROGRESS=sometimes
   REGEX "TASKGRID_PROGRESS=.sometimes. is not a progress model. choose program or engine"
   ARGS start_only)
-taskgrid_error_test(bad_check_interval 2 1
+taskgrid_error_test(bad_check_interval 2 1 STATUS 2
   ENV TASKGRID_MODE=spmd TASKGRID_CHECK_INTERVAL=9000
   REGEX "TASKGRID_CHECK_INTERVAL=.9000. must be a number of submissions from 0 .the check off. to 8192"
   ARGS start_only)
+taskgrid_error_test(bad_display_env 2 1 STATUS 2
+  ENV TASKGRID_DISPLAY_ENV=yes
+  REGEX "error: taskgrid: rank 0: TASKGRID_DISPLAY_ENV=.yes. is not a display choice. choose 0, 1 or verbose"
+  ARGS start_only)
+
+# (5b) Every TASKGRID_* name is checked: a misspelled one warns once, on
+# rank 0, with the nearest setting; the job still succeeds.
+taskgrid_error_test(misspelled_setting 2 1 STATUS 0
+  ENV TASKGRID_THREAD=2 TASKGRID_SCHEDULAR=heft
+  REGEX "warning: taskgrid: TASKGRID_THREAD is not a TaskGrid setting. did you mean TASKGRID_THREADS[?]"
+  REGEX "warning: taskgrid: TASKGRID_SCHEDULAR is not a TaskGrid setting. did you mean TASKGRID_SCHEDULER[?]"
+  REGEX "error-cases: succeeded [(]buffer.0. = 1[)]"
+  ABSENT "TASKGRID_THREAD is not.*TASKGRID_THREAD is not"
+  ARGS succeed)
+# Far from every name: no suggestion. Names of the project's scripts and
+# tools (TASKGRID_BUILD_DIR) are known and say nothing.
+taskgrid_error_test(unknown_setting 1 1 STATUS 0 ALONE
+  ENV TASKGRID_XYZZY_PLUGH=1 TASKGRID_BUILD_DIR=/nowhere TASKGRID_CORES=2
+  REGEX "warning: taskgrid: TASKGRID_XYZZY_PLUGH is not a TaskGrid setting [(]TASKGRID_DISPLAY_ENV=1 lists the settings[)]"
+  ABSENT "did you mean" "TASKGRID_BUILD_DIR is not" "TASKGRID_CORES is not"
+  ARGS succeed)
+
+# (5c) TASKGRID_DISPLAY_ENV=1: rank 0 prints every setting with its value and
+# where it came from, once.
+taskgrid_error_test(display_env 2 1 STATUS 0
+  ENV TASKGRID_DISPLAY_ENV=1 TASKGRID_SCHEDULER=round_robin
+  REGEX "TASKGRID DISPLAY ENVIRONMENT BEGIN"
+  REGEX "_TASKGRID = '[0-9]+[.][0-9]+[.][0-9]+'"
+  REGEX "TASKGRID_MODE += cluster +[(]default[)]"
+  REGEX "TASKGRID_THREADS += 1 +[(]environment[)]"
+  REGEX "TASKGRID_SCHEDULER += round_robin +[(]environment[)]"
+  REGEX "TASKGRID_WINDOW += 4096 +[(]default[)]"
+  REGEX "TASKGRID_PGAS_SEGMENT += 64M +[(]default[)]"
+  REGEX "TASKGRID DISPLAY ENVIRONMENT END"
+  REGEX "error-cases: succeeded"
+  ABSENT "BEGIN.*BEGIN"
+  ARGS succeed)
+taskgrid_error_test(display_env_computed 1 1 STATUS 0 ALONE
+  ENV TASKGRID_DISPLAY_ENV=verbose TASKGRID_THREADS=
+  REGEX "TASKGRID_THREADS += [0-9]+ +[(]computed: cores / ranks on node[)]"
+  REGEX "worker threads per rank"
+  ARGS succeed)
+taskgrid_error_test(display_env_program 2 1 STATUS 0
+  ENV TASKGRID_DISPLAY_ENV=1 TASKGRID_MODE=spmd
+  REGEX "TASKGRID_MODE += spmd +[(]program, confirmed by the environment[)]"
+  REGEX "rank 1 returned 0"
+  ARGS run_spmd)
+taskgrid_error_test(display_env_program 1 1 STATUS 0 ALONE
+  ENV TASKGRID_DISPLAY_ENV=1
+  REGEX "TASKGRID_MODE += cluster +[(]program[)]"
+  ARGS run_cluster)
+
+# (5d) The mode belongs to the program: TASKGRID_MODE may only confirm it.
+taskgrid_error_test(mode_mismatch 2 1 STATUS 2
+  ENV TASKGRID_MODE=spmd
+  REGEX "error: taskgrid: rank 0: the program runs in cluster mode [(]taskgrid::start/run[)]. TASKGRID_MODE=spmd can only confirm it"
+  REGEX "error: taskgrid: rank 1: the program runs in cluster mode"
+  ARGS cluster_program)
+taskgrid_error_test(mode_mismatch_spmd 2 1 STATUS 2
+  ENV TASKGRID_MODE=cluster
+  REGEX "error: taskgrid: rank 0: the program runs in spmd mode [(]taskgrid::start/run[)]. TASKGRID_MODE=cluster can only confirm it"
+  ARGS spmd_program)
+
+# (5e) A launcher of another MPI (its variables set) around a singleton: not
+# two separate one-rank jobs, an error.
+taskgrid_error_test(foreign_launcher 1 1 STATUS 2 ALONE
+  ENV OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1
+  REGEX "error: taskgrid: rank 1: launched as rank 1 of 2 by OMPI_COMM_WORLD_SIZE but MPI sees a single rank: the program's MPI [(]MPICH[)] does not match the launcher. start it with mpiexec.mpich"
+  ARGS succeed)
+
+# (5f) taskgrid::run() returns on every rank, in both modes, with the job's
+# status (the largest main_fn returned).
+foreach(ranks IN ITEMS 2 4)
+  math(EXPR _last "${ranks} - 1")
+  foreach(mode IN ITEMS cluster spmd)
+    taskgrid_error_test(run_${mode} ${ranks} 1 STATUS 0
+      REGEX "run: rank 0 ran main_fn in ${mode} mode\n"
+      REGEX "run: rank 0 returned 0, is_running 0"
+      REGEX "run: rank ${_last} returned 0, is_running 0"
+      REGEX "run: rank 1 returned 0, is_running 0"
+      ABSENT "WRONG RESULT"
+      ARGS run_${mode})
+  endforeach()
+endforeach()
+taskgrid_error_test(run_cluster_main_fn_5 2 1 STATUS 5
+  REGEX "run: rank 0 returned 5" REGEX "run: rank 1 returned 5"
+  ARGS run_cluster 5)
+taskgrid_error_test(run_spmd_main_fn_5 4 1 STATUS 5
+  REGEX "run: rank 0 returned 5" REGEX "run: rank 3 returned 5"
+  ARGS run_spmd 5)
 
 # (6) main returns without finish(): the exit guard on rank 0.
 taskgrid_error_test(no_finish 2 1
@@ -113,6 +226,25 @@ taskgrid_error_test(no_finish 2 1
 
 # (7) A function registered on rank 0 only cannot be built in one binary:
 # not tested.
+
+# API misuse the program does not catch: the job ends with the message and
+# status 2 (std::terminate is not the way out; the serving rank ends too).
+taskgrid_error_test(uncaught_unknown_handle 2 1 STATUS 2
+  REGEX "error: taskgrid: rank 0: unknown data handle 12345"
+  ABSENT "terminate called"
+  ARGS uncaught_unknown_handle)
+taskgrid_error_test(uncaught_unregistered 2 1 STATUS 2
+  REGEX "error: taskgrid: rank 0: task function 'unregistered_task[(]taskgrid::TaskContext&[)]' [(]0x[0-9a-f]+[)] is not registered: register it with TASKGRID_REGISTER[(]unregistered_task[)]"
+  ARGS uncaught_unregistered)
+taskgrid_error_test(uncaught_unregistered_hidden 2 1 STATUS 2
+  REGEX "error: taskgrid: rank 0: the task function at 0x[0-9a-f]+ in .*taskgrid-error-cases[+]0x[0-9a-f]+ is not registered: register it with TASKGRID_REGISTER[(]name[)]"
+  ARGS uncaught_unregistered_hidden)
+taskgrid_error_test(uncaught_bad_rank_hint 2 1 STATUS 2
+  REGEX "error: taskgrid: rank 0: taskgrid::submit: rank hint 5 is outside the job [(]2 ranks[)]"
+  ARGS uncaught_bad_rank_hint)
+taskgrid_error_test(uncaught_bad_rank_hint 4 1 STATUS 2
+  REGEX "error: taskgrid: rank 0: taskgrid::submit: rank hint 7 is outside the job [(]4 ranks[)]"
+  ARGS uncaught_bad_rank_hint)
 
 # More API misuse, caught as taskgrid::Error on rank 0.
 taskgrid_error_test(two_writers 2 1 STATUS 3

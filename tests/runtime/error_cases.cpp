@@ -8,13 +8,19 @@
 // Errors the API reports by throwing taskgrid::Error are caught here: the
 // program prints "caught: <what>", calls finish() and exits 3. A case that
 // unexpectedly succeeds prints "error-cases: no error" and exits 0, which the
-// driver counts as a failure.
+// driver counts as a failure. The "uncaught_" cases do not catch the error:
+// the runtime must end the job with "error: taskgrid: rank R: ..." and status 2.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <taskgrid/taskgrid.hpp>
+#include <vector>
+
+// Never registered; external linkage and ENABLE_EXPORTS (error_cases.cmake)
+// let the runtime name it in the error.
+void unregistered_task(taskgrid::TaskContext&) {}
 
 namespace {
 
@@ -26,6 +32,8 @@ void bad_index_task(taskgrid::TaskContext& ctx) {
   static_cast<char*>(ctx.data(7))[0] = 1;
 }
 void exiting_task(taskgrid::TaskContext&) { std::exit(0); }
+// Internal linkage: no symbol the dynamic linker knows, so only its address.
+void hidden_unregistered_task(taskgrid::TaskContext&) {}
 void touch_task(taskgrid::TaskContext& ctx) {
   auto* bytes = static_cast<unsigned char*>(ctx.data(0));
   for (size_t i = 0; i < ctx.size(0); ++i) bytes[i] = static_cast<unsigned char>(bytes[i] + 1);
@@ -69,13 +77,56 @@ int run_failing_task(taskgrid::TaskFunction fn, int rank) {
   return no_error();
 }
 
+// The launcher's rank (this process's rank once the runtime is gone).
+int launcher_rank() {
+  const char* value = std::getenv("PMI_RANK");
+  return value ? std::atoi(value) : 0;
+}
+
+// The body given to taskgrid::run(): one task per rank on one handle, then
+// `status`. In cluster mode only rank 0 runs it.
+int run_body(int status) {
+  std::vector<unsigned char> bytes(static_cast<size_t>(taskgrid::num_ranks()), 0);
+  const bool spmd = taskgrid::is_spmd();
+  const auto h = spmd ? taskgrid::enter_data(bytes.data(), bytes.size(), 0)
+                      : taskgrid::enter_data(bytes.data(), bytes.size());
+  for (int r = 0; r < taskgrid::num_ranks(); ++r) {
+    taskgrid::TaskOptions options;
+    options.rank = r;
+    taskgrid::submit(touch_task, {taskgrid::inout(h)}, options);
+  }
+  taskgrid::exit_data(h);
+  // The data comes back to its owner, rank 0 (the only one in cluster mode).
+  const bool ok = (spmd && taskgrid::rank() != 0) || bytes[0] == taskgrid::num_ranks();
+  std::printf("run: rank %d ran main_fn in %s mode%s\n", taskgrid::rank(),
+              taskgrid::mode() == taskgrid::Mode::spmd ? "spmd" : "cluster",
+              ok ? "" : " (WRONG RESULT)");
+  std::fflush(stdout);
+  return ok ? status : 1;
+}
+
+// run() in `mode`, main_fn returning `status`: every rank must come back.
+int run_case(taskgrid::Mode mode, int status, int argc, char** argv) {
+  taskgrid::RunOptions options;
+  options.mode = mode;
+  const int job_status = taskgrid::run(
+      argc, argv, [status](int, char**) { return run_body(status); }, options);
+  std::printf("run: rank %d returned %d, is_running %d\n", launcher_rank(), job_status,
+              taskgrid::is_running() ? 1 : 0);
+  std::fflush(stdout);
+  return job_status;
+}
+
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: taskgrid-error-cases <case> [rank]\n"
                "cases: task_throws bad_index rank_exits unknown_handle null_enter two_writers "
                "bad_rank_hint released_handle unregistered_function start_only no_finish "
                "spmd_divergence "
-               "program_terminates zero_byte_fetch\n");
+               "program_terminates zero_byte_fetch uncaught_unknown_handle "
+               "uncaught_unregistered uncaught_unregistered_hidden uncaught_bad_rank_hint succeed "
+               "cluster_program "
+               "spmd_program run_cluster run_spmd\n");
   std::exit(2);
 }
 
@@ -90,11 +141,63 @@ int main(int argc, char** argv) {
   // start() itself throws, on every rank, before MPI starts; the program does
   // not catch it (the default a user gets).
   if (name == "start_only") {
-    taskgrid::start(&argc, &argv);
+    taskgrid::start(&argc, &argv, taskgrid::Mode::from_environment);
     return no_error();
   }
+  // The mode belongs to the program: TASKGRID_MODE may only confirm it.
+  if (name == "cluster_program" || name == "spmd_program") {
+    taskgrid::start(&argc, &argv,
+                    name == "cluster_program" ? taskgrid::Mode::cluster : taskgrid::Mode::spmd);
+    return no_error();
+  }
+  // taskgrid::run(): returns on every rank with the job's status (`target`:
+  // what main_fn returns).
+  if (name == "run_cluster" || name == "run_spmd") {
+    const int status = argc == 3 ? target : 0;
+    return run_case(name == "run_cluster" ? taskgrid::Mode::cluster : taskgrid::Mode::spmd, status,
+                    2, argv);
+  }
 
-  taskgrid::start(&argc, &argv);  // ranks > 0 serve inside start() and exit there
+  // Both modes (spmd_divergence runs with TASKGRID_MODE=spmd). Cluster mode:
+  // ranks > 0 serve inside start() and exit there.
+  taskgrid::start(&argc, &argv, taskgrid::Mode::from_environment);
+
+  // A job that must succeed (warnings and TASKGRID_DISPLAY_ENV are checked).
+  if (name == "succeed") {
+    char buffer[8] = {};
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    taskgrid::submit(touch_task, {taskgrid::inout(h)}, {});
+    taskgrid::exit_data(h);
+    std::printf("error-cases: succeeded (buffer[0] = %d)\n", buffer[0]);
+    std::fflush(stdout);
+    return taskgrid::finish();
+  }
+
+  // API misuse the program does not catch: exit status 2 and the message.
+  if (name == "uncaught_unknown_handle") {
+    taskgrid::submit(touch_task, {taskgrid::inout(taskgrid::DataHandle{12345})}, {});
+    return no_error();
+  }
+  if (name == "uncaught_unregistered") {
+    static char buffer[8];
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    taskgrid::submit(unregistered_task, {taskgrid::inout(h)}, {});
+    return no_error();
+  }
+  if (name == "uncaught_unregistered_hidden") {
+    static char buffer[8];
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    taskgrid::submit(hidden_unregistered_task, {taskgrid::inout(h)}, {});
+    return no_error();
+  }
+  if (name == "uncaught_bad_rank_hint") {
+    static char buffer[8];
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    taskgrid::TaskOptions options;
+    options.rank = taskgrid::num_ranks() + 3;
+    taskgrid::submit(touch_task, {taskgrid::inout(h)}, options);
+    return no_error();
+  }
 
   // Failures inside tasks: the job ends with a message naming the task and rank.
   if (name == "task_throws") return run_failing_task(throwing_task, target);

@@ -5,11 +5,13 @@ Usage: expect_failure.py [options] -- COMMAND [ARGS...]
 
   --regex RE     stdout+stderr must match RE (re.search, DOTALL; repeatable,
                  every one must match)
-  --status N     the exit status must be exactly N (default: any non-zero)
+  --status N     the exit status must be exactly N (default: any non-zero;
+                 --status 0 checks the output of a run that must succeed)
   --timeout S    seconds before the command counts as hung (default 30)
 
 Passes (exit 0) only when the command ended on its own within the timeout,
-with a non-zero status (or exactly --status), and every regex matched. A
+with a non-zero status (or exactly --status), and every regex matched;
+--regex-absent RE fails it when RE matches. A
 hang is a failure: the whole process group (mpiexec and its ranks) is killed.
 The command's output is echoed either way, for the test log.
 """
@@ -29,6 +31,7 @@ def main() -> int:
     split = sys.argv.index("--")
     parser = argparse.ArgumentParser(prog="expect_failure.py")
     parser.add_argument("--regex", action="append", default=[])
+    parser.add_argument("--regex-absent", action="append", default=[])
     parser.add_argument("--status", type=int)
     parser.add_argument("--timeout", type=float, default=30.0)
     options = parser.parse_args(sys.argv[1:split])
@@ -63,11 +66,14 @@ def main() -> int:
         status = process.returncode
         if options.status is not None and status != options.status:
             problems.append(f"exit status {status}, expected {options.status}")
-        elif status == 0:
+        elif options.status is None and status == 0:
             problems.append("exit status 0, expected a failure")
     for pattern in options.regex:
         if not re.search(pattern, text, re.DOTALL):
             problems.append(f"output does not match {pattern!r}")
+    for pattern in options.regex_absent:
+        if re.search(pattern, text, re.DOTALL):
+            problems.append(f"output matches {pattern!r}, which it must not")
 
     summary = f"expect_failure: status {process.returncode}, {elapsed:.1f} s"
     if problems:

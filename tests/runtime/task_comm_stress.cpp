@@ -1,8 +1,10 @@
 // Stress test of task-aware communication (taskgrid-task-comm-stress).
 //
-//   TASKGRID_MODE=spmd mpiexec -n N taskgrid-task-comm-stress [--tasks 64] [--rounds 2]
-//   TASKGRID_MODE=spmd mpiexec -n N taskgrid-task-comm-stress misuse
+//   mpiexec -n N taskgrid-task-comm-stress [--tasks 64] [--rounds 2]
+//   mpiexec -n N taskgrid-task-comm-stress misuse
 //
+// The program runs in spmd mode (taskgrid::Mode::spmd); TASKGRID_MODE=spmd
+// may confirm it.
 // Every rank submits the whole sequence (spmd), every task with a rank hint.
 // Per round:
 //
@@ -262,7 +264,7 @@ int run_misuse() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  taskgrid::start(&argc, &argv);
+  taskgrid::start(&argc, &argv, taskgrid::Mode::spmd);
   Stress s;
   s.ranks = taskgrid::num_ranks();
   s.me = taskgrid::rank();
@@ -286,7 +288,7 @@ int main(int argc, char** argv) {
       s.ranks > 63) {
     if (s.me == 0)
       std::fprintf(stderr,
-                   "taskgrid-task-comm-stress: needs TASKGRID_MODE=spmd, 1..63 ranks, "
+                   "taskgrid-task-comm-stress: needs 1..63 ranks, "
                    "--tasks 1..255, --rounds 1..63\n");
     taskgrid::finish();
     return 2;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/task_context_access.h"
 #include "runtime/function_registry.h"
 #include "taskgrid/taskgrid.hpp"
 
@@ -138,7 +139,7 @@ TEST(FunctionRegistry, StaticRegistrationWorks) {
             id);
   const auto* found = taskgrid::detail::find_function(id);
   ASSERT_NE(found, nullptr);
-  TaskContext ctx(nullptr, 0, nullptr, 0, 0, 0);
+  TaskContext ctx = taskgrid::detail::TaskContextAccess::make(nullptr, 0, nullptr, 0, 0, 0);
   found->function(ctx);
   EXPECT_EQ(last_run.load(), -1);
 }

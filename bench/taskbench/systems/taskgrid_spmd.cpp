@@ -1,7 +1,7 @@
 // taskbench-taskgrid_spmd: Task Bench on TaskGrid's spmd mode.
 //
 // Launched like the MPI baseline (mpiexec -n P taskbench-taskgrid_spmd
-// <flags>); it sets TASKGRID_MODE=spmd itself. Every rank runs main: it
+// <flags>); it starts TaskGrid in spmd mode itself. Every rank runs main: it
 // parses argv after taskgrid::start() (only rank 0 prints), registers the
 // same handles and submits the same tasks, timestep-major across graphs.
 //
@@ -129,13 +129,12 @@ int main(int argc, char** argv) {
                    mode);
     return 2;
   }
-  setenv("TASKGRID_MODE", "spmd", 1);
 
   set_fatal_handler(&abort_job);
   tg::Functions functions;
   try {
     functions = tg::register_functions();
-    taskgrid::start(&argc, &argv);
+    taskgrid::start(&argc, &argv, taskgrid::Mode::spmd);
   } catch (const std::exception& error) {
     if (print) std::fprintf(stderr, "error: %s\n", error.what());
     if (mpi_running()) MPI_Finalize();

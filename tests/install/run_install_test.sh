@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Uses TaskGrid from outside its tree, as the README tells a user to.
+#
+#   run_install_test.sh package BUILD SOURCE WORK MPIEXEC VERSION
+#     cmake --install BUILD --prefix WORK/prefix; then first_program.cpp and
+#     c_vector_scale.c built (a) by a CMake project with find_package(TaskGrid)
+#     and only CMAKE_PREFIX_PATH, (b) by a C-only CMake project, (c) with
+#     pkg-config and MPICH's wrappers; each run under MPIEXEC -n 2.
+#   run_install_test.sh subdir BUILD SOURCE WORK MPIEXEC VERSION
+#     a project that add_subdirectory()s SOURCE: configured (its CMakeLists
+#     checks that only the runtime is there), built, first_program run.
+set -euo pipefail
+
+mode=$1 build=$2 source=$3 work=$4 mpiexec=$5 version=$6
+examples=$source/apps/examples
+here=$source/tests/install
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+step() { echo "== $*"; }
+
+# run NAME REGEX COMMAND...: COMMAND must exit 0 and print a line matching REGEX.
+run() {
+  local name=$1 regex=$2
+  shift 2
+  local out
+  if ! out=$(timeout 120 "$@" 2>&1); then
+    printf '%s\n' "$out"
+    fail "$name exited non-zero"
+  fi
+  printf '%s\n' "$out"
+  grep -Eq "$regex" <<<"$out" || fail "$name: no line matching '$regex'"
+}
+
+# The consumer builds use neither TaskGrid's compiler launcher nor its flags.
+unset CFLAGS CXXFLAGS LDFLAGS CMAKE_PREFIX_PATH PKG_CONFIG_PATH
+rm -rf "$work"
+mkdir -p "$work"
+
+if [[ $mode == subdir ]]; then
+  step "add_subdirectory consumer"
+  cmake -S "$here/subdir_consumer" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+    -DTASKGRID_SOURCE_DIR="$source" | tee "$work/configure.log"
+  grep -q "check: only the TaskGrid runtime is configured" "$work/configure.log" ||
+    fail "the subdirectory checks did not run"
+  cmake --build "$work/build" --target first_program -j2
+  run "add_subdirectory first_program" "sum = 2000.0 \(expected 2000.0\)" \
+    "$mpiexec" -n 2 "$work/build/first_program"
+  echo "PASS"
+  exit 0
+fi
+
+prefix=$work/prefix
+step "cmake --install $build --prefix $prefix"
+cmake --install "$build" --prefix "$prefix"
+for f in include/taskgrid/taskgrid.hpp include/taskgrid/taskgrid.h include/taskgrid/version.h \
+  lib/libtaskgrid.a lib/cmake/TaskGrid/TaskGridConfig.cmake \
+  lib/cmake/TaskGrid/TaskGridConfigVersion.cmake lib/cmake/TaskGrid/TaskGridTargets.cmake \
+  lib/pkgconfig/taskgrid.pc; do
+  [[ -f $prefix/$f ]] || fail "not installed: $f"
+done
+grep -q "TASKGRID_VERSION_STRING \"$version\"" "$prefix/include/taskgrid/version.h" ||
+  fail "installed version.h is not version $version"
+
+step "(a) find_package(TaskGrid) from a C and C++ project"
+# No MPI compiler given: the package must pick the MPI TaskGrid was built with.
+cmake -S "$here/consumer" -B "$work/consumer" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" -DEXAMPLES_DIR="$examples" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+cmake --build "$work/consumer" -j2
+grep -Eq '^MPI_CXX_COMPILER:FILEPATH=.*mpicxx\.mpich$' "$work/consumer/CMakeCache.txt" ||
+  fail "the consumer did not get MPICH's mpicxx: $(grep '^MPI_CXX_COMPILER:' "$work/consumer/CMakeCache.txt")"
+# The standard comes from the target; TaskGrid's own flags do not leak.
+grep -Eq -- '-std=(c|gnu)\+\+20' "$work/consumer/compile_commands.json" ||
+  fail "first_program was not compiled with -std=c++20"
+if grep -Eq -- '-march=native|-Wshadow|-Wconversion' "$work/consumer/compile_commands.json"; then
+  fail "TaskGrid's build flags leaked into the consumer"
+fi
+run "find_package first_program" "sum = 2000.0 \(expected 2000.0\)" \
+  "$mpiexec" -n 2 "$work/consumer/first_program"
+run "find_package c_vector_scale" "^verified$" "$mpiexec" -n 2 "$work/consumer/c_vector_scale"
+
+step "(b) find_package(TaskGrid) from a C-only project"
+cmake -S "$here/consumer_c" -B "$work/consumer_c" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" -DEXAMPLES_DIR="$examples"
+cmake --build "$work/consumer_c" -j2
+run "C-only c_vector_scale" "^verified$" "$mpiexec" -n 2 "$work/consumer_c/c_vector_scale"
+
+step "(c) pkg-config with MPICH's wrappers"
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+[[ $(pkg-config --modversion taskgrid) == "$version" ]] || fail "pkg-config --modversion taskgrid"
+mkdir -p "$work/pc"
+# Every installed header compiles alone (C++; the .h ones as C too).
+for header in "$prefix"/include/taskgrid/*.h "$prefix"/include/taskgrid/*.hpp; do
+  name=taskgrid/$(basename "$header")
+  # shellcheck disable=SC2046
+  echo "#include <$name>" | mpicxx.mpich -std=c++20 -fsyntax-only -x c++ - \
+    $(pkg-config --cflags taskgrid) || fail "$name does not compile alone (C++)"
+  if [[ $header == *.h ]]; then
+    # shellcheck disable=SC2046
+    echo "#include <$name>" | mpicc.mpich -std=c99 -fsyntax-only -x c - \
+      $(pkg-config --cflags taskgrid) || fail "$name does not compile alone (C)"
+  fi
+done
+# shellcheck disable=SC2046  # the flags are words
+mpicxx.mpich -std=c++20 -O2 "$examples/first_program.cpp" -o "$work/pc/first_program" \
+  $(pkg-config --cflags --libs taskgrid)
+# shellcheck disable=SC2046
+mpicc.mpich -O2 "$examples/c_vector_scale.c" -o "$work/pc/c_vector_scale" \
+  $(pkg-config --cflags --libs taskgrid)
+run "pkg-config first_program" "sum = 2000.0 \(expected 2000.0\)" \
+  "$mpiexec" -n 2 "$work/pc/first_program"
+run "pkg-config c_vector_scale" "^verified$" "$mpiexec" -n 2 "$work/pc/c_vector_scale"
+
+echo "PASS"
