@@ -42,6 +42,8 @@ def instructions(build_dir, system, steps, width, mpiexec, keep_dir):
     path = os.path.join(build_dir, "bin", binary)
     if not os.access(path, os.X_OK):
         sys.exit(f"instructions.py: {path} not found (build it first, see --help)")
+    if keep_dir:
+        os.makedirs(keep_dir, exist_ok=True)  # --keep names a folder that may not exist yet
     out_dir = tempfile.mkdtemp(prefix=f"callgrind-{system}-{steps}-", dir=keep_dir)
     env = dict(os.environ, TASKGRID_THREADS="1", **extra_env)
     command = [mpiexec, "-n", "1", "valgrind", "--tool=callgrind",

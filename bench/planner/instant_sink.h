@@ -28,7 +28,7 @@ class InstantSink final : public runtime::CommandSink {
   }
   void set_listener(runtime::EngineListener* listener) { listener_ = listener; }
 
-  void post(int dest, std::vector<char>&& batch) override {
+  std::vector<char> post(int dest, std::vector<char>&& batch) override {
     std::lock_guard lock(mutex_);  // the planner posts while an engine thread may deliver
     ++batches_;
     bytes_ += batch.size();
@@ -49,6 +49,8 @@ class InstantSink final : public runtime::CommandSink {
         data::release_buffer(create.buffer);
       }
     }
+    batch.clear();  // handed back for the planner's next batch, as the engine does
+    return std::move(batch);
   }
   void prepare_broadcast_group(const std::vector<int32_t>&, int) override {}
 

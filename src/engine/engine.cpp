@@ -58,13 +58,19 @@ Engine::~Engine() {
 
 void Engine::fail(const std::string& message) { fail_job(rank(), message); }
 
-void Engine::post(int dest, std::vector<char>&& batch) {
+std::vector<char> Engine::post(int dest, std::vector<char>&& batch) {
+  std::vector<char> spare;
   {
     std::lock_guard lock(posted_mutex_);
     posted_.emplace_back(dest, std::move(batch));
     has_posted_.store(true, std::memory_order_release);
+    if (!spare_batches_.empty()) {
+      spare = std::move(spare_batches_.back());
+      spare_batches_.pop_back();
+    }
   }
   wakeup_.notify();
+  return spare;
 }
 
 // ------------------------------------------------------------- commands ---
@@ -439,10 +445,17 @@ bool Engine::drain_posted() {
     std::lock_guard lock(posted_mutex_);
     posted_taken_.swap(posted_);
     has_posted_.store(false, std::memory_order_relaxed);
+    for (auto& applied : applied_batches_)
+      if (spare_batches_.size() < kSpareBatches) spare_batches_.push_back(std::move(applied));
   }
+  applied_batches_.clear();
   for (auto& [dest, batch] : posted_taken_) {
     if (dest == rank()) {
       apply_batch(batch.data(), batch.size(), dest);
+      if (applied_batches_.size() < kSpareBatches) {
+        batch.clear();
+        applied_batches_.push_back(std::move(batch));
+      }
     } else {
       stats_.control_messages_sent += 1;
       stats_.control_bytes_sent += batch.size();

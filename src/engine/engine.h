@@ -67,7 +67,7 @@ class Engine final : public CommandSink, private VersionEvents {
 
   // CommandSink. post: thread-safe; a batch for this rank is applied in order
   // with earlier local batches, others are sent as control messages.
-  void post(int dest, std::vector<char>&& batch) override;
+  std::vector<char> post(int dest, std::vector<char>&& batch) override;
   void prepare_broadcast_group(const std::vector<int32_t>& members, int tag) override {
     groups_.prepare(members, tag);
   }
@@ -149,6 +149,12 @@ class Engine final : public CommandSink, private VersionEvents {
   std::atomic<bool> has_posted_{false};
   std::vector<std::pair<int, std::vector<char>>> posted_;
   std::vector<std::pair<int, std::vector<char>>> posted_taken_;
+  // Batches this rank applied, emptied, for the planner's next ones: the
+  // driving thread collects them in `applied_batches_` and hands them over
+  // (to `spare_batches_`, under posted_mutex_) at its next drain.
+  std::vector<std::vector<char>> applied_batches_;
+  std::vector<std::vector<char>> spare_batches_;
+  static constexpr size_t kSpareBatches = 8;
 
   // Driving: one thread at a time holds drive_mutex_ for a pass of the loop.
   // While a program thread drives (helpers_ > 0) the engine thread sleeps.

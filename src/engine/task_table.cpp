@@ -8,7 +8,16 @@ Task* TaskTable::acquire() {
     free_.pop_back();
     return task;
   }
-  storage_.push_back(std::make_unique<Task>());
+  // A new record gets room for a typical task at once: its vectors would
+  // otherwise grow over its first uses (a window of 4096 records takes tens
+  // of thousands of tasks to warm up that way). Larger tasks still grow them.
+  auto task = std::make_unique<Task>();
+  task->accesses.reserve(kTypicalAccesses);
+  task->inputs.reserve(kTypicalAccesses);
+  task->outputs.reserve(kTypicalAccesses);
+  task->buffers.reserve(kTypicalAccesses);
+  task->args.reserve(kTypicalArgBytes);
+  storage_.push_back(std::move(task));
   return storage_.back().get();
 }
 

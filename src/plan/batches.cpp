@@ -42,11 +42,10 @@ size_t CommandBuffer::add_task_without_accesses(const wire::Task& task, const vo
   return accesses_at;
 }
 
-std::vector<char> CommandBuffer::take(size_t reserve) {
-  std::vector<char> bytes = std::move(bytes_);
-  bytes_ = {};
-  bytes_.reserve(reserve);
-  return bytes;
+void CommandBuffer::refill(std::vector<char>&& spare, size_t reserve) {
+  bytes_ = std::move(spare);
+  bytes_.clear();
+  if (bytes_.capacity() < reserve) bytes_.reserve(reserve);
 }
 
 void CommandBatches::end_of_submission() {
@@ -98,7 +97,7 @@ void CommandBatches::flush_index(size_t index) {
     batch.since_ns = 0;
   }
   if (batch.buffer.empty()) return;
-  sink_.post(rank_of(index), batch.buffer.take(flush_bytes_ + 1024));
+  batch.buffer.refill(sink_.post(rank_of(index), batch.buffer.take()), flush_bytes_ + 1024);
 }
 
 }  // namespace taskgrid::plan

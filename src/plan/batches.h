@@ -45,9 +45,11 @@ class CommandBuffer {
   void set_access(size_t task_offset, size_t i, const wire::Access& access) {
     std::memcpy(bytes_.data() + task_offset + i * sizeof access, &access, sizeof access);
   }
-  // The batch for the sink, which takes its buffer; room for the next one
-  // (`reserve` bytes) is taken at once, so that it does not grow by doubling.
-  std::vector<char> take(size_t reserve);
+  // The batch for the sink, which takes its buffer.
+  std::vector<char> take() { return std::move(bytes_); }
+  // The buffer for the next batch: `spare` (a buffer the sink is done with),
+  // emptied, with room for `reserve` bytes, so that it does not grow by doubling.
+  void refill(std::vector<char>&& spare, size_t reserve);
 
  private:
   // Room for `bytes` more at the end: returns where they go.

@@ -17,8 +17,10 @@ class CommandSink {
  public:
   virtual ~CommandSink() = default;
   // Thread-safe: a command batch (comm/wire.h) for rank `dest`; batches for
-  // one rank are applied in the order they are posted.
-  virtual void post(int dest, std::vector<char>&& batch) = 0;
+  // one rank are applied in the order they are posted. Returns an empty buffer
+  // for the caller's next batch: one the sink is done with, capacity kept, so
+  // that a steady stream of batches allocates nothing (none: a plain empty one).
+  virtual std::vector<char> post(int dest, std::vector<char>&& batch) = 0;
   // spmd mode, MPI broadcasts: set up the broadcast group of `members`
   // (ascending ranks) now, at a point of the program every member reaches
   // (collective over the members, blocking; `tag` tells concurrent set-ups apart).

@@ -1,8 +1,8 @@
-// The planner's per-task path allocates nothing in steady state: the only
-// allocation left is the room a flushed batch leaves behind (one per batch
-// of many tasks, since the sink takes the batch's buffer). Counted with a
-// replaced global operator new, so these tests have an executable of their
-// own (taskgrid_plan_tests).
+// The planner's per-task path allocates nothing in steady state, batches
+// included: the sink hands each flushed batch's buffer back (as the engine
+// does with the batches it applied), and the next batch is written into it.
+// Counted with a replaced global operator new, so these tests have an
+// executable of their own (taskgrid_plan_tests).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -98,11 +98,11 @@ TEST(PlannerAllocations, TheCountSeesAllocations) {
   EXPECT_EQ(allocations, 2u);  // the vector and its elements
 }
 
-TEST(PlannerAllocations, SpmdLocalTasksAllocateOnlyPerBatch) {
+TEST(PlannerAllocations, SpmdLocalTasksAllocateNothing) {
   const auto on_zero = [](int) { return 0; };
   const Counts counts = steady_state(PlannerMode::spmd, 4, on_zero, on_zero, 50000);
   EXPECT_GT(counts.batches, 0u);
-  EXPECT_LE(counts.allocations, counts.batches + 1);  // + the batch being filled
+  EXPECT_EQ(counts.allocations, 0u);
 }
 
 TEST(PlannerAllocations, SpmdForeignTasksAllocateNothing) {
@@ -112,19 +112,22 @@ TEST(PlannerAllocations, SpmdForeignTasksAllocateNothing) {
   EXPECT_EQ(counts.allocations, 0u);
 }
 
-TEST(PlannerAllocations, SpmdBalancedTasksAllocateOnlyPerBatch) {
+TEST(PlannerAllocations, SpmdBalancedTasksAllocateNothingPerBatch) {
   const auto spread = [](int i) { return i % 16; };
   const Counts counts = steady_state(PlannerMode::spmd, 16, spread, spread, 50000);
-  EXPECT_LE(counts.allocations, counts.batches + 1);  // + the batch being filled
+  // Hundreds of batches; one allocation may remain (a table of the planner
+  // reaching its high-water mark late), never one per batch.
+  EXPECT_GT(counts.batches, 100u);
+  EXPECT_LE(counts.allocations, 1u);
 }
 
-TEST(PlannerAllocations, ClusterTasksWithTransfersAllocateOnlyPerBatch) {
+TEST(PlannerAllocations, ClusterTasksWithTransfersAllocateNothing) {
   // Tasks and their data change ranks all the time: sends, retirements.
   const Counts counts = steady_state(
       PlannerMode::cluster, 4, [](int i) { return i % 4; }, [](int i) { return (i / 3) % 4; },
       50000);
   EXPECT_GT(counts.batches, 0u);
-  EXPECT_LE(counts.allocations, counts.batches + 1);  // + the batch being filled
+  EXPECT_EQ(counts.allocations, 0u);
 }
 
 }  // namespace

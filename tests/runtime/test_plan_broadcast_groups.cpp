@@ -32,12 +32,13 @@ struct Command {
 
 class CommandLog final : public runtime::CommandSink {
  public:
-  void post(int dest, std::vector<char>&& batch) override {
+  std::vector<char> post(int dest, std::vector<char>&& batch) override {
     wire::BatchReader reader(batch.data(), batch.size());
     wire::Header header;
     const char* payload = nullptr;
     while (reader.next(header, payload))
       commands.push_back({dest, header.kind, std::vector<char>(payload, payload + header.bytes)});
+    return {};
   }
   void prepare_broadcast_group(const std::vector<int32_t>&, int) override {}
   std::vector<Command> commands;

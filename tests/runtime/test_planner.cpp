@@ -23,7 +23,7 @@ class RecordingSink final : public CommandSink {
  public:
   explicit RecordingSink(int rank) : instant_(rank) {}
   void set_listener(EngineListener* listener) { instant_.set_listener(listener); }
-  void post(int dest, std::vector<char>&& batch) override {
+  std::vector<char> post(int dest, std::vector<char>&& batch) override {
     wire::BatchReader reader(batch.data(), batch.size());
     wire::Header header;
     const char* payload = nullptr;
@@ -43,7 +43,7 @@ class RecordingSink final : public CommandSink {
         }
       }
     }
-    instant_.post(dest, std::move(batch));
+    return instant_.post(dest, std::move(batch));
   }
   void prepare_broadcast_group(const std::vector<int32_t>&, int) override {}
   bench::InstantSink& instant() { return instant_; }
