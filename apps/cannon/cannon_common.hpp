@@ -34,6 +34,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace cannon {
@@ -180,15 +181,28 @@ concept StripeRing = requires(Ring ring, double value, std::vector<double>& valu
   ring.sum_on_root(values);
 };
 
+// Ends the job after a message on stderr. MPICH's launcher tears the job
+// down on MPI_Abort and may drop output it has not forwarded yet (seen: the
+// whole message lost in one run of a thousand): give it a moment first.
+[[noreturn]] inline void abort_after_message() {
+  std::fflush(stderr);
+  std::fflush(stdout);
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  std::exit(1);
+}
+
 // Prints the error as the runtime does and ends the job.
 [[noreturn]] inline void abort_job(const std::exception& error) {
   int initialized = 0, rank = -1;
   MPI_Initialized(&initialized);
   if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fprintf(stderr, "error: taskgrid: rank %d: %s\n", rank, error.what());
-  std::fflush(stderr);
-  if (initialized) MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
+  abort_after_message();
 }
 
 // Recomputes this rank's rows of C directly (A_r x the whole B, generated
@@ -213,8 +227,7 @@ inline void verify(const Layout& layout, const Blocks& blocks) {
     const size_t row = k / static_cast<size_t>(n), column = k % static_cast<size_t>(n);
     std::fprintf(stderr, "cannon: rank %d: wrong result at (%zu,%zu): got %.17g expected %.17g\n",
                  layout.rank, static_cast<size_t>(first) + row, column, blocks.c[k], expected[k]);
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort_after_message();
   }
 }
 

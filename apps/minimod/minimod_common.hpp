@@ -40,6 +40,7 @@
 #include <exception>
 #include <numbers>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace minimod {
@@ -335,6 +336,9 @@ int guarded_main(int argc, char** argv, int rank, int ranks, const char* program
   } catch (const std::exception& error) {
     std::fprintf(stderr, "error: taskgrid: rank %d: %s\n", rank, error.what());
     std::fflush(stderr);
+    // MPICH's launcher may drop output it has not forwarded when the job is
+    // torn down: give it a moment before the abort.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     abort_job();
   }
   return 1;
