@@ -159,6 +159,15 @@ void index_error(tg_task_context* ctx, const char* function, size_t index) noexc
   record_failure(ctx, message);
 }
 
+// tg_start and tg_start_mode; `who` names the call in error messages.
+int start_as(const char* who, int* argc, char*** argv, tg_mode mode) {
+  return guarded([&] {
+    const taskgrid::Mode cpp_mode = to_mode(who, mode);
+    if (taskgrid::is_running()) fail(TG_ERROR_STATE, who, "already started");
+    taskgrid::start(argc, argv, cpp_mode);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -219,19 +228,10 @@ int tg_register_function(const char* name, tg_task_fn fn, uint32_t* id) {
   });
 }
 
-int tg_start(int* argc, char*** argv) {
-  return guarded([&] {
-    if (taskgrid::is_running()) fail(TG_ERROR_STATE, "tg_start", "already started");
-    taskgrid::start(argc, argv);
-  });
-}
+int tg_start(int* argc, char*** argv) { return start_as("tg_start", argc, argv, TG_MODE_CLUSTER); }
 
 int tg_start_mode(int* argc, char*** argv, tg_mode mode) {
-  return guarded([&] {
-    const taskgrid::Mode cpp_mode = to_mode("tg_start_mode", mode);
-    if (taskgrid::is_running()) fail(TG_ERROR_STATE, "tg_start_mode", "already started");
-    taskgrid::start(argc, argv, cpp_mode);
-  });
+  return start_as("tg_start_mode", argc, argv, mode);
 }
 
 int tg_run(int argc, char** argv, int (*main_fn)(int argc, char** argv, void* user), void* user,

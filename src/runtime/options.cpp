@@ -6,9 +6,7 @@
 #include <cstring>
 #include <thread>
 
-#if __has_include("taskgrid/version.h")
 #include "taskgrid/version.h"
-#endif
 
 extern char** environ;
 
@@ -46,13 +44,14 @@ constexpr long long kNoLimit = 1LL << 62;
 using Parser = void (*)(RuntimeOptions&, const char* name, const char* value);
 
 // Every setting: its name, the default shown by TASKGRID_DISPLAY_ENV, what it
-// does, and how start() reads it (nullptr: read elsewhere, e.g. by pgas::init
-// or the trace writer, listed here so that it is known and displayed).
+// does, and how start() reads it; or, for a setting read elsewhere (listed
+// here so that it is known and displayed), who reads it.
 struct Setting {
   const char* name;
   const char* fallback;
   const char* meaning;
   Parser parse;
+  const char* read_by = nullptr;  // when parse is nullptr
 };
 
 const Setting kSettings[] = {
@@ -138,13 +137,16 @@ const Setting kSettings[] = {
          throw Error(std::string("taskgrid: ") + name + "=\"" + value +
                      "\" is not a display choice; choose 0, 1 or verbose");
      }},
-    {"TASKGRID_TRACE", "(none)", "path of a Chrome trace of the whole job", nullptr},
-    {"TASKGRID_DOT", "(none)", "path of a DOT dump of the task graph", nullptr},
-    {"TASKGRID_PGAS_SEGMENT", "64M", "pgas::init: global segment per rank (bytes, k/M/G)", nullptr},
-    {"TASKGRID_PGAS_SHM", "1", "pgas::init: 1 direct load/store within a node, 0 MPI only",
-     nullptr},
+    {"TASKGRID_TRACE", "(none)", "path of a Chrome trace of the whole job", nullptr,
+     "the trace writers"},
+    {"TASKGRID_DOT", "(none)", "path of a DOT dump of the task graph", nullptr,
+     "the trace writers"},
+    {"TASKGRID_PGAS_SEGMENT", "64M", "pgas::init: global segment per rank (bytes, k/M/G)", nullptr,
+     "pgas::init"},
+    {"TASKGRID_PGAS_SHM", "1", "pgas::init: 1 direct load/store within a node, 0 MPI only", nullptr,
+     "pgas::init"},
     {"TASKGRID_PGAS_TIMEOUT", "120", "pgas: seconds a collective call waits for every rank",
-     nullptr},
+     nullptr, "pgas::init"},
 };
 
 // Names the project's scripts, tools and builds use: known, so they never
@@ -262,12 +264,7 @@ std::vector<std::string> unknown_setting_warnings() {
 
 std::string describe_settings(const RuntimeOptions& options, const DisplayFacts& facts) {
   std::string out = "TASKGRID DISPLAY ENVIRONMENT BEGIN\n";
-#ifdef TASKGRID_VERSION_STRING
   out += "  _TASKGRID = '" + std::string(TASKGRID_VERSION_STRING) + "'\n";
-#else
-  // TODO(lead): include/taskgrid/version.h (TASKGRID_VERSION_STRING) did not exist yet.
-  out += "  _TASKGRID = 'unknown version'\n";
-#endif
   out += "  ranks = " + std::to_string(facts.ranks) + "\n";
   for (const Setting& setting : kSettings) {
     std::string value, source;
@@ -283,12 +280,7 @@ std::string describe_settings(const RuntimeOptions& options, const DisplayFacts&
       source = set ? "environment" : "default";
     }
     std::string line = "  " + pad(setting.name, 26) + "= " + pad(value, 10) + " (" + source + ")";
-    if (!setting.parse)
-      line +=
-          " [read by " +
-          std::string(std::strncmp(setting.name, "TASKGRID_PGAS", 13) == 0 ? "pgas::init"
-                                                                           : "the trace writers") +
-          "]";
+    if (setting.read_by) line += std::string(" [read by ") + setting.read_by + "]";
     if (options.display_env >= 2) line += "\n      " + std::string(setting.meaning);
     out += line + "\n";
   }
@@ -310,14 +302,15 @@ std::optional<LauncherJob> launcher_job() {
   struct Pair {
     const char* size;
     const char* rank;
+    const char* only_with = nullptr;  // counted only when this one is set too
   };
   const Pair pairs[] = {{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
                         {"PMI_SIZE", "PMI_RANK"},
                         {"PMIX_SIZE", "PMIX_RANK"},
                         {"MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK"},
-                        {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID"}};
+                        {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_STEP_ID"}};
   for (const Pair& pair : pairs) {
-    if (std::strcmp(pair.size, "SLURM_STEP_NUM_TASKS") == 0 && !variable("SLURM_STEP_ID")) continue;
+    if (pair.only_with && !variable(pair.only_with)) continue;
     const int size = number_from(pair.size);
     if (size > 1) return LauncherJob{pair.size, number_from(pair.rank), size};
   }

@@ -197,6 +197,17 @@ taskgrid_error_test(foreign_launcher 1 1 STATUS 2 ALONE
   ENV OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1
   REGEX "error: taskgrid: rank 1: launched as rank 1 of 2 by OMPI_COMM_WORLD_SIZE but MPI sees a single rank: the program's MPI [(]MPICH[)] does not match the launcher. start it with mpiexec.mpich"
   ARGS succeed)
+# Slurm: a job step (srun sets SLURM_STEP_ID) of two tasks counts; inside a
+# batch script without srun (no step id) one process is all there is.
+taskgrid_error_test(foreign_launcher_slurm_step 1 1 STATUS 2 ALONE
+  ENV SLURM_STEP_NUM_TASKS=2 SLURM_PROCID=1 SLURM_STEP_ID=0
+  REGEX "error: taskgrid: rank 1: launched as rank 1 of 2 by SLURM_STEP_NUM_TASKS but MPI sees a single rank"
+  ARGS succeed)
+taskgrid_error_test(slurm_batch_script 1 1 STATUS 0 ALONE
+  ENV SLURM_STEP_NUM_TASKS=2 SLURM_NTASKS=2 SLURM_PROCID=0
+  REGEX "error-cases: succeeded"
+  ABSENT "launched as rank"
+  ARGS succeed)
 
 # (5f) taskgrid::run() returns on every rank, in both modes, with the job's
 # status (the largest main_fn returned).
