@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "comm/mpi_collectives.h"
+#include "comm/mpi_heartbeat.h"
 #include "comm/mpi_transport.h"
 #include "exec/task_channels_mpi.h"
 
@@ -16,6 +17,7 @@ namespace taskgrid::comm {
 
 struct MpiBackend::State {
   bool started_mpi = false;
+  int thread_level = 0;
   std::unique_ptr<MpiTransport> transport;
   std::unique_ptr<MpiCollectives> collectives;
 };
@@ -37,6 +39,7 @@ MpiBackend::MpiBackend(int* argc, char*** argv, size_t max_chunk)
     : state_(std::make_unique<State>()) {
   const MpiStart start = start_mpi(argc, argv);
   state_->started_mpi = start.started_here;
+  state_->thread_level = start.thread_level;
   const int provided = start.thread_level;
   // One thread drives the engine at a time, but a program thread may drive it
   // while the engine thread exists, and a failing task aborts from its own
@@ -62,6 +65,12 @@ std::unique_ptr<exec::TaskChannels> MpiBackend::make_channels(int count,
                                                                            const std::string&)) {
   return exec::make_task_channels(state_->transport->communicator(), count,
                                   state_->transport->rank(), fail);
+}
+
+bool MpiBackend::thread_multiple() const { return state_->thread_level >= MPI_THREAD_MULTIPLE; }
+
+std::unique_ptr<HeartbeatLink> MpiBackend::make_heartbeat_link() {
+  return make_mpi_heartbeat_link();
 }
 
 void MpiBackend::finish(int seconds, int exit_status) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "comm/collectives.h"
+#include "comm/heartbeat.h"
 #include "comm/transport.h"
 
 namespace taskgrid::exec {
@@ -45,6 +46,11 @@ class MpiBackend {
   // One communicator per task-aware channel (collective: every rank, once).
   std::unique_ptr<exec::TaskChannels> make_channels(int count,
                                                     void (*fail)(int, const std::string&));
+  // Whether MPI allows calls from any thread at once (MPI_THREAD_MULTIPLE).
+  bool thread_multiple() const;
+  // The failure detector's link (collective: every rank, once; needs
+  // thread_multiple()).
+  std::unique_ptr<HeartbeatLink> make_heartbeat_link();
   // Frees the communicators and, if MPI was started here, finalizes it. A
   // finalize that does not return within `seconds` (> 0) makes the process
   // say so and exit with `exit_status` (seen with Debian's MPICH over TCP,

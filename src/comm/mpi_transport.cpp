@@ -1,5 +1,6 @@
 #include "comm/mpi_transport.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -99,9 +100,15 @@ bool MpiTransport::receive_control(int& source, std::vector<char>& batch) {
 
 template <typename Post>
 void MpiTransport::for_each_chunk(void* data, size_t bytes, Post&& post) const {
+  // At most kMaxChunksPerTransfer chunks: every chunk's receive is posted at
+  // once, and MPI runs out of requests long before a tiny chunk limit
+  // (TASKGRID_CHUNK_BYTES=1) would run out of chunks. Both ends compute the
+  // same sizes from the same limit (a job-wide setting) and byte count.
+  const size_t fewest = (bytes + kMaxChunksPerTransfer - 1) / kMaxChunksPerTransfer;
+  const size_t size = std::max(max_chunk_, fewest);
   char* at = static_cast<char*>(data);
   for (size_t left = bytes; left > 0;) {
-    const size_t chunk = left < max_chunk_ ? left : max_chunk_;
+    const size_t chunk = left < size ? left : size;
     post(at, static_cast<int>(chunk));
     at += chunk;
     left -= chunk;

@@ -97,7 +97,9 @@ class MpiTransport final : public Transport {
   void check(int code, const char* call);
   bool match_arrived_data(std::vector<uint64_t>& finished);
   void deliver_stash(Stashed& stash, const Expected& expected, std::vector<uint64_t>& finished);
-  // Calls post(address, bytes) for each chunk of at most max_chunk_ bytes.
+  // Calls post(address, bytes) for each chunk of at most max_chunk_ bytes
+  // (larger when that would make more than kMaxChunksPerTransfer chunks).
+  static constexpr size_t kMaxChunksPerTransfer = 1024;
   template <typename Post>
   void for_each_chunk(void* data, size_t bytes, Post&& post) const;
 

@@ -1,12 +1,18 @@
 #include "data/buffer_pool.h"
 
+#include <cstdint>
 #include <new>
 
 namespace taskgrid::data {
 
-char* allocate_buffer(size_t bytes) {
+size_t allocated_bytes(size_t bytes) {
   const size_t rounded = (bytes + 63) / 64 * 64;
-  void* memory = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  return rounded == 0 ? 64 : rounded;
+}
+
+char* allocate_buffer(size_t bytes) {
+  if (bytes > SIZE_MAX - 64) throw std::bad_alloc();
+  void* memory = std::aligned_alloc(64, allocated_bytes(bytes));
   if (!memory) throw std::bad_alloc();
   return static_cast<char*>(memory);
 }
@@ -23,19 +29,23 @@ char* BufferPool::get(size_t bytes) {
   if (it != free_by_size_.end() && !it->second.empty()) {
     char* buffer = it->second.back();
     it->second.pop_back();
-    cached_bytes_ -= bytes;
+    cached_bytes_ -= allocated_bytes(bytes);
     return buffer;
   }
   return allocate_buffer(bytes);
 }
 
 void BufferPool::put(char* buffer, size_t bytes) {
-  if (cached_bytes_ + bytes > kMaxCachedBytes) {
+  // What the block really holds (a 0-byte buffer still takes 64 bytes), so
+  // the limit bounds memory even for a stream of tiny or empty buffers.
+  const size_t held = allocated_bytes(bytes);
+  std::vector<char*>& idle = free_by_size_[bytes];
+  if (cached_bytes_ + held > kMaxCachedBytes || idle.size() >= kMaxIdlePerSize) {
     release_buffer(buffer);
     return;
   }
-  free_by_size_[bytes].push_back(buffer);
-  cached_bytes_ += bytes;
+  idle.push_back(buffer);
+  cached_bytes_ += held;
 }
 
 }  // namespace taskgrid::data

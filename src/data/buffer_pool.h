@@ -12,6 +12,8 @@ namespace taskgrid::data {
 
 // 64-byte aligned, never null (even for 0 bytes); free with release_buffer.
 char* allocate_buffer(size_t bytes);
+// The bytes allocate_buffer really takes for `bytes` (64-byte blocks, at least one).
+size_t allocated_bytes(size_t bytes);
 void release_buffer(char* buffer);
 
 class BufferPool {
@@ -19,11 +21,16 @@ class BufferPool {
   ~BufferPool();
   char* get(size_t bytes);
   void put(char* buffer, size_t bytes);
+  // Bytes held by idle buffers (whole blocks, see allocated_bytes).
   size_t cached_bytes() const { return cached_bytes_; }
 
  private:
   // Keep at most this much idle memory; beyond it buffers go back to the OS.
   static constexpr size_t kMaxCachedBytes = size_t{256} << 20;
+  // And at most this many of one size: buffers allocated elsewhere (enter_data
+  // copies on the program's thread) come back here, and a program that keeps
+  // entering small handles would otherwise fill the cache with them.
+  static constexpr size_t kMaxIdlePerSize = 4096;
   std::unordered_map<size_t, std::vector<char*>> free_by_size_;
   size_t cached_bytes_ = 0;
 };

@@ -9,6 +9,7 @@
 
 #include "engine/task_context_access.h"
 #include "engine/transfer_cookie.h"
+#include "exec/running_task.h"
 #include "exec/task_channels.h"
 #include "exec/task_epilogue.h"
 #include "runtime/failure.h"
@@ -353,6 +354,8 @@ void Engine::execute(Task* task) {
                                       task->args.size(), rank(), task->id,
                                       task->channel_task ? channels_->binding(task->channel_task)
                                                          : exec::binding_without_channel());
+  // Crash messages, the task deadline and the API's refusals see it.
+  const exec::RunningTaskMark running(task->id, task->name, rank(), start);
   try {
     task->function->function(context);
     exec::run_task_epilogue();

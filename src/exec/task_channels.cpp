@@ -3,11 +3,24 @@
 #include <mpi.h>
 
 #include <deque>
+#include <string>
 
 #include "exec/task_channels_mpi.h"
 #include "exec/task_comm_ops.h"
 
 namespace taskgrid::exec {
+namespace {
+
+// MPI's words for an error code, with the code.
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
+  return std::string(text, static_cast<size_t>(length)) + " (MPI error " + std::to_string(code) +
+         ")";
+}
+
+}  // namespace
 
 struct ChannelTask {
   void* owner = nullptr;
@@ -102,8 +115,7 @@ void TaskChannels::advance(int channel, std::vector<void*>& complete) {
           task->operations[i], s.communicators[static_cast<size_t>(channel)], &task->requests[i]);
       if (code != MPI_SUCCESS)
         s.fail(s.rank, "task '" + std::string(task->name) +
-                           "': posting a task-aware operation failed (MPI error " +
-                           std::to_string(code) + ")");
+                           "': posting a task-aware operation failed: " + mpi_error_text(code));
     }
     if (task->requests.empty()) {
       retire(task, complete);
@@ -122,8 +134,7 @@ bool TaskChannels::poll(std::vector<void*>& complete) {
     if (!requests_complete(task->requests, error)) {
       if (error != MPI_SUCCESS)
         s.fail(s.rank, "task '" + std::string(task->name) +
-                           "': a task-aware operation failed (MPI error " + std::to_string(error) +
-                           ")");
+                           "': a task-aware operation failed: " + mpi_error_text(error));
       ++i;
       continue;
     }

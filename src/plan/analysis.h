@@ -46,6 +46,12 @@ class Analysis {
   };
   // owner < 0: cluster mode, this rank (the head); spmd mode, handle id modulo ranks.
   Entered enter(void* host, size_t bytes, int owner);
+  // The `home` the next enter(…, owner) will give.
+  int next_home(int owner) const {
+    if (!config_.spmd) return config_.rank;
+    if (owner >= 0) return owner;
+    return static_cast<int>((tracker_.next_handle_id() - 1) % static_cast<uint64_t>(config_.ranks));
+  }
 
   // Resolves a task's accesses (throws Error on misuse, changing nothing).
   const std::vector<graph::ResolvedAccess>& resolve(const DataAccess* accesses, size_t count);

@@ -12,11 +12,14 @@
 
 #include "comm/mpi_backend.h"
 #include "engine/engine.h"
+#include "exec/running_task.h"
 #include "exec/task_channels.h"
+#include "runtime/crash_handlers.h"
 #include "runtime/divergence_check.h"
 #include "runtime/failure.h"
 #include "runtime/options.h"
 #include "runtime/planner.h"
+#include "runtime/watchdog.h"
 #include "trace/trace.h"
 
 namespace taskgrid {
@@ -36,6 +39,7 @@ struct Runtime {
   std::unique_ptr<runtime::Engine> engine;
   std::unique_ptr<runtime::DivergenceCheck> divergence;
   std::unique_ptr<runtime::Planner> planner;
+  std::unique_ptr<runtime::Watchdog> watchdog;
   std::thread engine_thread;
 };
 
@@ -86,6 +90,22 @@ runtime::Planner& planner() {
   Runtime& rt = running();
   if (!rt.planner) throw Error("taskgrid: this rank serves the head; only rank 0 submits work");
   return *rt.planner;
+}
+
+// Calls that wait for tasks (or add to the sequence every spmd rank must
+// submit alike) deadlock or diverge when a task makes them: refused on
+// every rank alike, before they touch the planner.
+void refuse_inside_task(const char* call) {
+  if (const uint64_t task = exec::task_running_on_this_thread())
+    throw Error(std::string("taskgrid::") + call + " called inside a task (id " +
+                std::to_string(task) +
+                "): a task may not submit, wait, fetch, enter, release or finish; do it from "
+                "the program, after the tasks it depends on");
+}
+
+runtime::Planner& planner_outside_task(const char* call) {
+  refuse_inside_task(call);
+  return planner();
 }
 
 // A rank that leaves before finish() would leave the others waiting forever.
@@ -149,6 +169,10 @@ int shut_down_rank(int exit_status) {
   // A trace that could not be written fails the job (the user asked for it).
   if (!trace::write_job_trace(collectives)) exit_status = std::max(exit_status, 1);
   exit_status = static_cast<int>(collectives.max_over_ranks(exit_status));
+  // Every rank has passed the job's last collective: a rank that leaves from
+  // here on is finishing, not stopped.
+  rt.watchdog->leave();
+  rt.watchdog.reset();
   if (rt.options.stats) print_stats(collectives, rt.engine->stats());
   rt.planner.reset();
   rt.divergence.reset();
@@ -173,6 +197,67 @@ int shut_down_rank(int exit_status) {
 }  // namespace
 
 namespace {
+
+// The job-wide settings must be the same on every rank: a rank with other
+// channels, broadcasts or mode would wait for ever for what the others never
+// do. Collective; throws (on every rank) naming each setting that differs.
+void check_settings_agree(comm::Collectives& collectives, const runtime::RuntimeOptions& options) {
+  if (collectives.size() == 1) return;
+  const std::string mine = runtime::job_wide_settings(options);
+  const std::vector<std::vector<char>> all = collectives.gather(0, mine.data(), mine.size());
+  std::string message;
+  if (collectives.rank() == 0) {
+    std::vector<std::string> per_rank;
+    for (const std::vector<char>& settings : all)
+      per_rank.emplace_back(settings.begin(), settings.end());
+    message = runtime::settings_disagreement(per_rank);
+  }
+  uint64_t length = message.size();
+  collectives.broadcast(0, &length, sizeof length);
+  message.resize(length);
+  if (length) collectives.broadcast(0, message.data(), length);
+  if (!message.empty()) throw Error("taskgrid::start: " + message);
+}
+
+std::unique_ptr<runtime::Watchdog> make_watchdog(comm::MpiBackend& backend,
+                                                 const runtime::RuntimeOptions& options) {
+  comm::Transport& transport = backend.transport();
+  const int rank = transport.rank();
+  std::unique_ptr<comm::HeartbeatLink> link;
+  if (transport.size() > 1 && options.failure_timeout_seconds > 0) {
+    // The same on every rank (one program, one MPI): the link's set-up is collective.
+    if (backend.thread_multiple()) {
+      link = backend.make_heartbeat_link();
+    } else if (rank == 0) {
+      std::fprintf(stderr,
+                   "warning: taskgrid: no detection of stopped ranks: MPI was initialised "
+                   "without MPI_THREAD_MULTIPLE, which the failure detector's thread needs\n");
+    }
+  }
+  auto watchdog = std::make_unique<runtime::Watchdog>(
+      std::move(link),
+      runtime::WatchdogConfig{.timeout_seconds = options.failure_timeout_seconds,
+                              .task_deadline_seconds = options.task_deadline_seconds},
+      [rank](const std::string& message) { runtime::fail_job(rank, message); });
+  watchdog->start();
+  return watchdog;
+}
+
+// The engine's loop on this thread. An exception that escapes it (out of
+// memory, a transport error) ends the job naming the rank and the cause,
+// not through std::terminate.
+void run_engine() {
+  const int rank = state->backend->transport().rank();
+  try {
+    state->engine->run();
+  } catch (const std::bad_alloc&) {
+    runtime::fail_job(rank,
+                      "out of memory in the engine (std::bad_alloc); the job's data and "
+                      "tasks in flight do not fit this rank's memory");
+  } catch (const std::exception& error) {
+    runtime::fail_job(rank, std::string("engine: ") + error.what());
+  }
+}
 
 // Starts this rank. Returns true where the program runs (rank 0 in cluster
 // mode, every rank in spmd); false on a cluster rank that must serve.
@@ -208,7 +293,13 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   const int rank = transport.rank();
   message_rank.store(rank);
   runtime::set_abort_transport(&transport);
+  runtime::install_crash_handlers(rank);
+  // The program's thread runs tasks too (it drives the engine while it
+  // waits): give it its slot, and its signal stack, now.
+  exec::this_thread_running_task();
+  check_settings_agree(collectives, rt->options);
   trace::configure(rank);
+  rt->watchdog = make_watchdog(*rt->backend, rt->options);
 
   const bool spmd = rt->options.mode == "spmd";
   runtime::PlannerConfig config;
@@ -251,7 +342,9 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
     config.divergence = rt->divergence.get();
   }
   // Durations feed heft's cost model; every rank knows the scheduler (same environment).
-  rt->engine->set_timing(!spmd && rt->options.scheduler == "heft");
+  // The task deadline needs each task's start time.
+  rt->engine->set_timing((!spmd && rt->options.scheduler == "heft") ||
+                         rt->options.task_deadline_seconds > 0);
   if (rank == 0 && rt->options.display_env > 0) {
     runtime::DisplayFacts facts;
     facts.mode_source = mode_source;
@@ -267,7 +360,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   if (rank == 0 || spmd) {
     state->planner = std::make_unique<runtime::Planner>(*state->engine, config);
     state->engine->set_listener(state->planner.get());
-    state->engine_thread = std::thread([] { state->engine->run(); });
+    state->engine_thread = std::thread([] { run_engine(); });
     return true;
   }
   return false;
@@ -278,7 +371,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
 void start(int* argc, char*** argv, Mode mode) {
   if (start_rank(argc, argv, mode)) return;
   // Cluster mode: this rank serves the head until it says stop.
-  state->engine->run();
+  run_engine();
   std::exit(shut_down_rank(0));
 }
 
@@ -286,7 +379,7 @@ int run(int argc, char** argv, const std::function<int(int, char**)>& main_fn,
         const RunOptions& options) {
   if (!start_rank(&argc, &argv, options.mode)) {
     // A serving rank: returns like the others, with the job's status.
-    state->engine->run();
+    run_engine();
     return shut_down_rank(0);
   }
   const int status = main_fn(argc, argv);
@@ -295,6 +388,7 @@ int run(int argc, char** argv, const std::function<int(int, char**)>& main_fn,
 }
 
 int finish(int exit_status) {
+  refuse_inside_task("finish");
   Runtime& rt = running();
   if (rt.planner) rt.planner->shutdown();
   if (rt.engine_thread.joinable()) rt.engine_thread.join();
@@ -306,31 +400,39 @@ int num_ranks() { return running().backend->transport().size(); }
 bool is_running() { return state != nullptr; }
 Mode mode() { return running().options.mode == "spmd" ? Mode::spmd : Mode::cluster; }
 
-DataHandle enter_data(void* host, size_t bytes) { return planner().enter_data(host, bytes, -1); }
+DataHandle enter_data(void* host, size_t bytes) {
+  return planner_outside_task("enter_data").enter_data(host, bytes, -1);
+}
 DataHandle enter_data(void* host, size_t bytes, int owner) {
   if (owner < 0)
     throw Error("taskgrid::enter_data: owner rank " + std::to_string(owner) + " is negative");
-  return planner().enter_data(host, bytes, owner);
+  return planner_outside_task("enter_data").enter_data(host, bytes, owner);
 }
 int owner(DataHandle h) { return planner().owner(h); }
 bool is_spmd() { return running().options.mode == "spmd"; }
-void fetch(DataHandle h) { planner().fetch(h); }
+void fetch(DataHandle h) { planner_outside_task("fetch").fetch(h); }
 void exit_data(DataHandle h) {
-  planner().fetch(h);
-  planner().release(h);
+  runtime::Planner& p = planner_outside_task("exit_data");
+  p.fetch(h);
+  p.release(h);
 }
-void release(DataHandle h) { planner().release(h); }
+void release(DataHandle h) { planner_outside_task("release").release(h); }
 
 void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
                    const TaskOptions& options, const void* args, size_t args_size) {
-  planner().submit(fn, accesses.begin(), accesses.size(), options, args, args_size);
+  submit_packed(fn, accesses.begin(), accesses.size(), options, args, args_size);
 }
 void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesses,
                    const TaskOptions& options, const void* args, size_t args_size) {
-  planner().submit(fn, accesses, num_accesses, options, args, args_size);
+  if (!accesses && num_accesses > 0)
+    throw Error("taskgrid::submit_packed: null accesses with num_accesses " +
+                std::to_string(num_accesses));
+  if (!args && args_size > 0)
+    throw Error("taskgrid::submit_packed: null args with args_size " + std::to_string(args_size));
+  planner_outside_task("submit").submit(fn, accesses, num_accesses, options, args, args_size);
 }
 
-void wait_all() { planner().wait_all(); }
-void wait(DataHandle h) { planner().wait(h); }
+void wait_all() { planner_outside_task("wait_all").wait_all(); }
+void wait(DataHandle h) { planner_outside_task("wait").wait(h); }
 
 }  // namespace taskgrid

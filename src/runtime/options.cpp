@@ -39,6 +39,15 @@ std::string read_choice(const char* name, const char* value,
               listed);
 }
 
+// Seconds in [0, high], fractions allowed; otherwise throws.
+double read_seconds(const char* name, const char* value, double high, const char* rule) {
+  char* end = nullptr;
+  const double seconds = std::strtod(value, &end);
+  if (end == value || *end != '\0' || !(seconds >= 0 && seconds <= high))
+    throw Error(std::string("taskgrid: ") + name + "=\"" + value + "\" " + rule);
+  return seconds;
+}
+
 constexpr long long kNoLimit = 1LL << 62;
 
 using Parser = void (*)(RuntimeOptions&, const char* name, const char* value);
@@ -52,6 +61,9 @@ struct Setting {
   const char* meaning;
   Parser parse;
   const char* read_by = nullptr;  // when parse is nullptr
+  // May differ between the ranks of a job (a rank's own resources or
+  // reporting); all others are checked to agree at start-up.
+  bool per_rank = false;
 };
 
 const Setting kSettings[] = {
@@ -64,7 +76,8 @@ const Setting kSettings[] = {
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.threads = static_cast<int>(
            read_number(name, value, 1, 4096, "must be a whole number from 1 to 4096"));
-     }},
+     },
+     nullptr, true},
     {"TASKGRID_SCHEDULER", "heft", "cluster placement: round_robin, locality or heft",
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.scheduler = read_choice(name, value, {"round_robin", "locality", "heft"}, "a scheduler",
@@ -75,12 +88,14 @@ const Setting kSettings[] = {
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.progress =
            read_choice(name, value, {"program", "engine"}, "a progress model", "program or engine");
-     }},
+     },
+     nullptr, true},
     {"TASKGRID_WINDOW", "4096", "tasks in flight per rank before submit waits (0: no limit)",
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.window = static_cast<uint64_t>(
            read_number(name, value, 0, kNoLimit, "must be a whole number of tasks (0: no limit)"));
-     }},
+     },
+     nullptr, true},
     {"TASKGRID_CHANNELS", "4", "communicators for task-aware communication (0 to 256)",
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.channels = static_cast<int>(
@@ -113,7 +128,23 @@ const Setting kSettings[] = {
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.finalize_timeout_seconds = static_cast<int>(read_number(
            name, value, 0, 86400, "must be a number of seconds from 0 (no limit) to 86400"));
+     },
+     nullptr, true},
+    {"TASKGRID_FAILURE_TIMEOUT", "5",
+     "seconds without a heartbeat before a rank is declared stopped (0: no detection)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.failure_timeout_seconds = read_seconds(
+           name, value, 86400, "must be a number of seconds from 0 (no detection) to 86400");
+       if (o.failure_timeout_seconds > 0 && o.failure_timeout_seconds < 0.1)
+         throw Error(std::string("taskgrid: ") + name + "=\"" + value +
+                     "\" is too short to tell a busy rank from a stopped one; use 0.1 or more");
      }},
+    {"TASKGRID_TASK_DEADLINE", "0", "seconds a task may run before the job fails (0: no limit)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.task_deadline_seconds =
+           read_seconds(name, value, 1e9, "must be a number of seconds (0: no limit)");
+     },
+     nullptr, true},
     {"TASKGRID_CHUNK_BYTES", "1073741824",
      "testing: split transfers into messages of at most this many bytes",
      [](RuntimeOptions& o, const char* name, const char* value) {
@@ -136,7 +167,8 @@ const Setting kSettings[] = {
        else
          throw Error(std::string("taskgrid: ") + name + "=\"" + value +
                      "\" is not a display choice; choose 0, 1 or verbose");
-     }},
+     },
+     nullptr, true},
     {"TASKGRID_TRACE", "(none)", "path of a Chrome trace of the whole job", nullptr,
      "the trace writers"},
     {"TASKGRID_DOT", "(none)", "path of a DOT dump of the task graph", nullptr,
@@ -215,6 +247,62 @@ RuntimeOptions read_options_from_environment() {
     if (setting.parse)
       if (const char* value = variable(setting.name)) setting.parse(options, setting.name, value);
   return options;
+}
+
+std::string job_wide_settings(const RuntimeOptions& options) {
+  std::string out;
+  for (const Setting& setting : kSettings) {
+    if (setting.per_rank) continue;
+    const char* set = variable(setting.name);
+    const bool is_mode = std::strcmp(setting.name, "TASKGRID_MODE") == 0;
+    out += std::string(setting.name) + "=" +
+           (is_mode ? options.mode : std::string(set ? set : setting.fallback)) + "\n";
+  }
+  return out;
+}
+
+std::string settings_disagreement(const std::vector<std::string>& per_rank) {
+  // Per rank, its lines; every rank lists the same names in the same order
+  // (one table), so line i is the same setting everywhere.
+  std::vector<std::vector<std::string>> lines(per_rank.size());
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    size_t at = 0;
+    while (at < per_rank[r].size()) {
+      const size_t end = per_rank[r].find('\n', at);
+      lines[r].push_back(per_rank[r].substr(at, end - at));
+      at = end == std::string::npos ? per_rank[r].size() : end + 1;
+    }
+  }
+  std::string message;
+  for (size_t i = 0; !lines.empty() && i < lines[0].size(); ++i) {
+    // Values in order of first appearance, each with its ranks.
+    std::vector<std::pair<std::string, std::vector<size_t>>> values;
+    std::string name;
+    for (size_t r = 0; r < lines.size(); ++r) {
+      const std::string line = i < lines[r].size() ? lines[r][i] : "?=(missing)";
+      const size_t equals = line.find('=');
+      name = line.substr(0, equals);
+      const std::string value = line.substr(equals + 1);
+      auto found = std::find_if(values.begin(), values.end(),
+                                [&](const auto& entry) { return entry.first == value; });
+      if (found == values.end())
+        values.push_back({value, {r}});
+      else
+        found->second.push_back(r);
+    }
+    if (values.size() < 2) continue;
+    message += message.empty() ? "" : "; ";
+    message += name + " differs between ranks:";
+    for (size_t v = 0; v < values.size(); ++v) {
+      message.append(v ? ", \"" : " \"").append(values[v].first).append("\" on rank");
+      message.append(values[v].second.size() > 1 ? "s" : "");
+      for (size_t k = 0; k < values[v].second.size(); ++k)
+        message.append(" ").append(std::to_string(values[v].second[k]));
+    }
+  }
+  if (!message.empty())
+    message += " (every rank must be started with the same job-wide TASKGRID_* settings)";
+  return message;
 }
 
 std::string resolve_mode(Mode program, RuntimeOptions& options) {

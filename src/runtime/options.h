@@ -34,6 +34,9 @@ struct RuntimeOptions {
   uint64_t window =
       4096;  // TASKGRID_WINDOW: tasks in flight per rank before submit waits (0: no limit)
   int display_env = 0;  // TASKGRID_DISPLAY_ENV: 0 off, 1 the settings, 2 with their meanings
+  // TASKGRID_FAILURE_TIMEOUT: silence after which a rank counts as stopped (0: off).
+  double failure_timeout_seconds = 5;
+  double task_deadline_seconds = 0;  // TASKGRID_TASK_DEADLINE (0: none)
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.
@@ -43,6 +46,13 @@ RuntimeOptions read_options_from_environment();
 // options.mode); returns where it came from ("program", "environment",
 // "default"). Throws taskgrid::Error when TASKGRID_MODE contradicts the program.
 std::string resolve_mode(Mode program, RuntimeOptions& options);
+
+// The settings every rank of a job must share, one "NAME=value" line each
+// (value as set, else the default; TASKGRID_MODE: the mode in effect).
+std::string job_wide_settings(const RuntimeOptions& options);
+// Given every rank's job_wide_settings() (index = rank): a message naming
+// each setting that differs and which ranks have which value; "" when all agree.
+std::string settings_disagreement(const std::vector<std::string>& per_rank);
 
 // One warning per TASKGRID_* variable of the environment that is no known
 // name, with the nearest known name when one is close.

@@ -68,13 +68,23 @@ DataHandle Planner::enter_data(void* host, size_t bytes, int owner) {
                 " is outside the job (" + std::to_string(config_.ranks) + " ranks)");
   std::lock_guard lock(mutex_);
   if (stopped_) throw Error("taskgrid::enter_data after finish()");
-  const plan::Analysis::Entered entered = analysis_.enter(host, bytes, owner);
-  if (batches_.emits_for(entered.home)) {
-    // map(to:) copies now: the program may reuse its buffer afterwards.
-    char* buffer = data::allocate_buffer(bytes);
+  // map(to:) copies now: the program may reuse its buffer afterwards. The
+  // copy is made before the handle exists, so a size that cannot be
+  // allocated leaves nothing half-registered.
+  const int home = analysis_.next_home(owner);
+  char* buffer = nullptr;
+  if (batches_.emits_for(home)) {
+    try {
+      buffer = data::allocate_buffer(bytes);
+    } catch (const std::bad_alloc&) {
+      throw Error("taskgrid::enter_data: cannot allocate " + std::to_string(bytes) +
+                  " bytes on rank " + std::to_string(config_.rank) + " (out of memory)");
+    }
     if (bytes) std::memcpy(buffer, host, bytes);
-    batches_.to(entered.home).add(wire::Kind::create, wire::Create{entered.version, bytes, buffer});
   }
+  const plan::Analysis::Entered entered = analysis_.enter(host, bytes, owner);
+  if (buffer)
+    batches_.to(entered.home).add(wire::Kind::create, wire::Create{entered.version, bytes, buffer});
   if (config_.divergence) config_.divergence->record_data(bytes, entered.owner);
   return entered.handle;
 }

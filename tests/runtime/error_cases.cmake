@@ -322,3 +322,110 @@ taskgrid_error_test(bad_finalize_timeout 1 1
   REGEX "TASKGRID_FINALIZE_TIMEOUT=.soon. must be a number of seconds"
   ENV TASKGRID_FINALIZE_TIMEOUT=soon
   ARGS start_only)
+
+# --- Reliability: crashes, stopped ranks, deadlines, refused calls, settings.
+
+# A task that faults, aborts or overflows its stack: the crash handler names
+# the signal, the rank and the task (on the engine's thread, t1, or a
+# worker's, t2; on the head, rank 0, in cluster mode).
+taskgrid_error_test(task_segfaults 2 1
+  REGEX "error: taskgrid: rank 1: SIGSEGV [(]invalid memory access or stack overflow[)] at address 0x0 in task 'segfault_task' [(]id [0-9]+[)]"
+  ARGS task_segfaults 1)
+taskgrid_error_test(task_segfaults 4 2
+  REGEX "error: taskgrid: rank 3: SIGSEGV [(]invalid memory access or stack overflow[)] at address 0x0 in task 'segfault_task'"
+  ARGS task_segfaults 3)
+taskgrid_error_test(task_aborts 2 1
+  REGEX "error: taskgrid: rank 0: SIGABRT [(]abort[)] in task 'abort_task' [(]id [0-9]+[)]"
+  ARGS task_aborts 0)
+taskgrid_error_test(task_overflows_stack 2 1
+  REGEX "error: taskgrid: rank 1: SIGSEGV [(]invalid memory access or stack overflow[)] at address 0x[0-9a-f]+ in task 'stack_overflow_task'"
+  ARGS task_overflows_stack 1)
+taskgrid_error_test(task_overflows_stack 2 2
+  REGEX "error: taskgrid: rank 1: SIGSEGV [(]invalid memory access or stack overflow[)] at address 0x[0-9a-f]+ in task 'stack_overflow_task'"
+  ARGS task_overflows_stack 1)
+
+# A rank stops (a task raises SIGSTOP on it): its successor in the ring
+# reports it after TASKGRID_FAILURE_TIMEOUT, every other survivor repeats it,
+# and the job ends. Both modes; the head (rank 0) and another rank.
+foreach(mode IN ITEMS cluster spmd)
+  foreach(ranks_rank IN ITEMS 2:1 2:0 4:2 4:0)
+    string(REPLACE ":" ";" _pair "${ranks_rank}")
+    list(GET _pair 0 _ranks)
+    list(GET _pair 1 _rank)
+    math(EXPR _detector "(${_rank} + 1) % ${_ranks}")
+    set(_also)
+    if(_ranks EQUAL 4)
+      math(EXPR _other "(${_rank} + 2) % ${_ranks}")
+      set(_also REGEX "error: taskgrid: rank ${_other}: rank ${_rank} stopped responding [(]last heard [0-9.]+ s ago. detected by rank ${_detector}[)]")
+    endif()
+    taskgrid_error_test(rank${_rank}_stops_${mode} ${_ranks} 1
+      ENV TASKGRID_MODE=${mode} TASKGRID_FAILURE_TIMEOUT=1
+      REGEX "error: taskgrid: rank ${_detector}: rank ${_rank} stopped responding [(]last heard [0-9.]+ s ago. TASKGRID_FAILURE_TIMEOUT=1.0[)]"
+      ${_also}
+      ARGS rank_stops ${_rank})
+  endforeach()
+endforeach()
+
+# A task that never returns, with a deadline set.
+taskgrid_error_test(task_never_returns 2 2
+  ENV TASKGRID_MODE=spmd TASKGRID_TASK_DEADLINE=1
+  REGEX "error: taskgrid: rank 1: task 'endless_task' [(]id [0-9]+[)] has run for [0-9.]+ s, past TASKGRID_TASK_DEADLINE=1.0 s"
+  ARGS task_never_returns 1)
+taskgrid_error_test(bad_task_deadline 1 1 STATUS 2
+  ENV TASKGRID_TASK_DEADLINE=-3
+  REGEX "TASKGRID_TASK_DEADLINE=.-3. must be a number of seconds"
+  ARGS start_only)
+taskgrid_error_test(bad_failure_timeout 1 1 STATUS 2
+  ENV TASKGRID_FAILURE_TIMEOUT=0.01
+  REGEX "TASKGRID_FAILURE_TIMEOUT=.0.01. is too short"
+  ARGS start_only)
+
+# wait_all or submit inside a task: refused with the same words on every rank
+# (they used to hang on rank 0 and work or fail elsewhere).
+foreach(mode IN ITEMS cluster spmd)
+  foreach(rank IN ITEMS 0 1)
+    taskgrid_error_test(wait_all_in_task_on${rank}_${mode} 2 1
+      ENV TASKGRID_MODE=${mode}
+      REGEX "error: taskgrid: rank ${rank}: task 'wait_all_task' [(]id [0-9]+[)] failed: taskgrid::wait_all called inside a task"
+      ARGS wait_all_in_task ${rank})
+    taskgrid_error_test(submit_in_task_on${rank}_${mode} 2 1
+      ENV TASKGRID_MODE=${mode}
+      REGEX "error: taskgrid: rank ${rank}: task 'submit_task' [(]id [0-9]+[)] failed: taskgrid::submit called inside a task"
+      ARGS submit_in_task ${rank})
+  endforeach()
+endforeach()
+
+# submit_packed with null args but a size: an error, not a crash.
+taskgrid_error_test(null_packed_args 2 1 STATUS 3
+  REGEX "caught: taskgrid::submit_packed: null args with args_size 16"
+  ARGS null_packed_args)
+
+# TASKGRID_CHUNK_BYTES=1 with a 4 MiB transfer: at most 1,024 chunks per
+# transfer (used to be 4 Mi posted receives and an assertion inside MPICH).
+foreach(mode IN ITEMS cluster spmd)
+  taskgrid_error_test(big_transfer_chunk1_${mode} 2 1 STATUS 0
+    ENV TASKGRID_MODE=${mode} TASKGRID_CHUNK_BYTES=1
+    REGEX "error-cases: big_transfer correct"
+    ARGS big_transfer 1)
+endforeach()
+
+# enter_data of 2^62 bytes: an error naming the size, nothing half-registered.
+taskgrid_error_test(huge_enter_data 2 1 STATUS 3
+  REGEX "caught: taskgrid::enter_data: cannot allocate 4611686018427387904 bytes on rank 0 [(]out of memory[)]"
+  ABSENT "unexpected tag-receive descriptor"
+  ARGS huge_enter_data)
+
+# Ranks started with different job-wide settings (an MPMD command line): every
+# rank stops at start-up naming the settings, values and ranks (they used to hang).
+add_test(NAME runtime.error.settings_differ.np3
+         COMMAND ${Python3_EXECUTABLE} ${_taskgrid_expect_failure} --timeout 30 --status 2
+                 --regex "rank 0: taskgrid::start: TASKGRID_MODE differs between ranks: .cluster. on ranks 0 2, .spmd. on rank 1. TASKGRID_CHANNELS differs between ranks: .4. on ranks 0 2, .8. on rank 1"
+                 --regex "rank 1: taskgrid::start: TASKGRID_MODE differs"
+                 --regex "rank 2: taskgrid::start: TASKGRID_MODE differs"
+                 --
+                 ${MPIEXEC_EXECUTABLE} -n 1 $<TARGET_FILE:taskgrid-error-cases> settings_differ
+                 : -n 1 -env TASKGRID_CHANNELS 8 -env TASKGRID_MODE spmd
+                   $<TARGET_FILE:taskgrid-error-cases> settings_differ
+                 : -n 1 $<TARGET_FILE:taskgrid-error-cases> settings_differ)
+set_tests_properties(runtime.error.settings_differ.np3 PROPERTIES
+  ENVIRONMENT "TASKGRID_CHANNELS=4;TASKGRID_THREADS=1" LABELS "mpi;error_cases" PROCESSORS 2 TIMEOUT 60)

@@ -10,12 +10,15 @@
 // unexpectedly succeeds prints "error-cases: no error" and exits 0, which the
 // driver counts as a failure. The "uncaught_" cases do not catch the error:
 // the runtime must end the job with "error: taskgrid: rank R: ..." and status 2.
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <taskgrid/taskgrid.hpp>
+#include <thread>
 #include <vector>
 
 // Never registered; external linkage and ENABLE_EXPORTS (error_cases.cmake)
@@ -39,10 +42,44 @@ void touch_task(taskgrid::TaskContext& ctx) {
   for (size_t i = 0; i < ctx.size(0); ++i) bytes[i] = static_cast<unsigned char>(bytes[i] + 1);
 }
 
+// Crashes and stops inside a task: the job ends naming the rank and the task.
+void segfault_task(taskgrid::TaskContext&) {
+  volatile int* nowhere = nullptr;
+  *nowhere = 1;
+}
+void abort_task(taskgrid::TaskContext&) { std::abort(); }
+// Deep enough to overflow any task thread's stack (the flag stops it only
+// for the compiler, which would otherwise see endless recursion).
+volatile bool keep_recursing = true;
+int recurse(int depth) {
+  volatile char frame[1024];
+  frame[0] = static_cast<char>(depth);
+  return (keep_recursing ? recurse(depth + 1) : 0) + frame[0];
+}
+void stack_overflow_task(taskgrid::TaskContext&) { std::printf("%d\n", recurse(0)); }
+void stop_rank_task(taskgrid::TaskContext&) { raise(SIGSTOP); }
+void endless_task(taskgrid::TaskContext&) {
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+// Calls that deadlock or diverge inside a task: refused alike on every rank.
+void wait_all_task(taskgrid::TaskContext&) { taskgrid::wait_all(); }
+void submit_task(taskgrid::TaskContext& ctx);
+
 TASKGRID_REGISTER(throwing_task);
+TASKGRID_REGISTER(segfault_task);
+TASKGRID_REGISTER(abort_task);
+TASKGRID_REGISTER(stack_overflow_task);
+TASKGRID_REGISTER(stop_rank_task);
+TASKGRID_REGISTER(endless_task);
+TASKGRID_REGISTER(wait_all_task);
+TASKGRID_REGISTER(submit_task);
 TASKGRID_REGISTER(bad_index_task);
 TASKGRID_REGISTER(exiting_task);
 TASKGRID_REGISTER(touch_task);
+
+void submit_task(taskgrid::TaskContext&) {
+  taskgrid::submit(touch_task, {taskgrid::inout(taskgrid::DataHandle{1})}, {});
+}
 
 int no_error() {
   std::printf("error-cases: no error\n");
@@ -126,7 +163,9 @@ int run_case(taskgrid::Mode mode, int status, int argc, char** argv) {
                "program_terminates zero_byte_fetch uncaught_unknown_handle "
                "uncaught_unregistered uncaught_unregistered_hidden uncaught_bad_rank_hint succeed "
                "cluster_program "
-               "spmd_program run_cluster run_spmd\n");
+               "spmd_program run_cluster run_spmd task_segfaults task_aborts "
+               "task_overflows_stack rank_stops task_never_returns wait_all_in_task "
+               "submit_in_task null_packed_args huge_enter_data big_transfer settings_differ\n");
   std::exit(2);
 }
 
@@ -203,6 +242,47 @@ int main(int argc, char** argv) {
   if (name == "task_throws") return run_failing_task(throwing_task, target);
   if (name == "bad_index") return run_failing_task(bad_index_task, target);
   if (name == "rank_exits") return run_failing_task(exiting_task, target);
+  if (name == "task_segfaults") return run_failing_task(segfault_task, target);
+  if (name == "task_aborts") return run_failing_task(abort_task, target);
+  if (name == "task_overflows_stack") return run_failing_task(stack_overflow_task, target);
+  if (name == "rank_stops") return run_failing_task(stop_rank_task, target);
+  if (name == "task_never_returns") return run_failing_task(endless_task, target);
+  if (name == "wait_all_in_task") return run_failing_task(wait_all_task, target);
+  if (name == "submit_in_task") return run_failing_task(submit_task, target);
+  // Not an error: 4 MiB there and back under a tiny TASKGRID_CHUNK_BYTES
+  // (the test sets 1). Chunk receives are all posted at once; one per byte
+  // used to exhaust MPICH's requests (an assertion inside MPI_Irecv).
+  if (name == "big_transfer") {
+    std::vector<unsigned char> bytes(size_t{4} << 20, 1);
+    const auto h = taskgrid::enter_data(bytes.data(), bytes.size(), 0);
+    taskgrid::TaskOptions options;
+    options.rank = target;
+    taskgrid::submit(touch_task, {taskgrid::inout(h)}, options);
+    taskgrid::exit_data(h);
+    bool ok = true;
+    if (taskgrid::rank() == 0)
+      for (unsigned char b : bytes) ok = ok && b == 2;
+    std::printf("error-cases: big_transfer %s\n", ok ? "correct" : "WRONG");
+    std::fflush(stdout);
+    return taskgrid::finish(ok ? 0 : 1);
+  }
+  // A size no rank can allocate: an error on the rank that would hold it,
+  // leaving no half-registered handle behind (finish() then runs cleanly).
+  if (name == "huge_enter_data") {
+    static char buffer[8];
+    return expect_error([] { taskgrid::enter_data(buffer, size_t{1} << 62); });
+  }
+  if (name == "null_packed_args") {
+    static char buffer[8];
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    return expect_error([h] {
+      taskgrid::submit_packed(taskgrid::function_id(touch_task), {taskgrid::inout(h)}, {}, nullptr,
+                              16);
+    });
+  }
+  // Runs with different settings per rank (an MPMD command line): start()
+  // itself must fail on every rank, naming the setting.
+  if (name == "settings_differ") return no_error();
 
   // API misuse on rank 0: taskgrid::Error.
   if (name == "unknown_handle") {

@@ -23,7 +23,7 @@ TEST(BufferPool, PutThenGetReusesTheBuffer) {
   char* p = pool.get(100);
   ASSERT_NE(p, nullptr);
   pool.put(p, 100);
-  EXPECT_EQ(pool.cached_bytes(), 100u);
+  EXPECT_EQ(pool.cached_bytes(), 128u);  // whole 64-byte blocks
   EXPECT_EQ(pool.get(100), p);
   EXPECT_EQ(pool.cached_bytes(), 0u);
   pool.put(p, 100);
@@ -58,7 +58,7 @@ TEST(BufferPool, DifferentSizesDoNotMix) {
   pool.put(small, 100);
   pool.put(large, 200);
   pool.put(similar, 101);
-  EXPECT_EQ(pool.cached_bytes(), 401u);
+  EXPECT_EQ(pool.cached_bytes(), 128u + 256u + 128u);
 }
 
 TEST(BufferPool, BuffersAre64ByteAlignedAndUsable) {
@@ -91,6 +91,26 @@ TEST(BufferPool, GetZeroIsNotNull) {
   pool.put(p, 0);
   EXPECT_EQ(pool.get(0), p);
   pool.put(p, 0);
+}
+
+TEST(BufferPool, EmptyBuffersCountTheBlockTheyHold) {
+  // A stream of 0-byte buffers must reach the limit like any other: each
+  // holds a 64-byte block.
+  BufferPool pool;
+  std::vector<char*> empty;
+  for (int i = 0; i < 10; ++i) empty.push_back(pool.get(0));
+  for (char* p : empty) pool.put(p, 0);
+  EXPECT_EQ(pool.cached_bytes(), 640u);
+  EXPECT_EQ(taskgrid::data::allocated_bytes(0), 64u);
+  EXPECT_EQ(taskgrid::data::allocated_bytes(65), 128u);
+}
+
+TEST(BufferPool, IdleBuffersOfOneSizeAreBounded) {
+  // Buffers allocated outside the pool and put here (enter_data's copies)
+  // must not pile up: at most 4096 idle of one size.
+  BufferPool pool;
+  for (int i = 0; i < 10000; ++i) pool.put(allocate_buffer(8), 8);
+  EXPECT_EQ(pool.cached_bytes(), 4096u * 64u);
 }
 
 TEST(BufferPool, AllocateBufferIsAlignedAndNeverNull) {
