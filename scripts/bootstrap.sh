@@ -67,6 +67,21 @@ build_with_progress() {
   fi
 }
 
+# Installs those of the Debian packages "$@" that are missing (with sudo
+# unless root). scripts/fuzz.sh uses it too.
+install_debian_packages() {
+  local pkg missing=() sudo=""
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  ((${#missing[@]})) || return 0
+  log "installing Debian packages: ${missing[*]}"
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
 # Sourced (the tests do): define the functions above, do nothing.
 if [[ ${BASH_SOURCE[0]} != "$0" ]]; then return 0; fi
 
@@ -78,17 +93,7 @@ BUILD_DIR=${TASKGRID_BUILD_DIR:-$ROOT/build}
 # --- Debian packages --------------------------------------------------------
 DEB_PACKAGES=(build-essential cmake pkg-config mpich libmpich-dev libopenblas-dev
               libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev python3 python3-venv)
-missing=()
-for pkg in "${DEB_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-  log "installing Debian packages: ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+install_debian_packages "${DEB_PACKAGES[@]}"
 for tool in mpicc.mpich mpicxx.mpich mpiexec.mpich; do
   command -v "$tool" >/dev/null || { log "error: $tool not found after installing mpich"; exit 1; }
 done

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
 #include <vector>
 
 namespace taskgrid::wire {
@@ -158,24 +157,39 @@ class BatchWriter {
 
 // Walks the commands of a batch. Payload pointers stay valid while the batch
 // buffer lives; bodies are copied out (the buffer is not aligned for them).
+// A batch cut inside a command ends the walk: next() returns false and cut()
+// says why (a batch comes from another process, so it may not throw or read
+// past the end). The payload's own layout is checked by wire_check.h.
 class BatchReader {
  public:
-  BatchReader(const char* data, size_t bytes) : at_(data), end_(data + bytes) {}
+  BatchReader(const char* data, size_t bytes) : begin_(data), at_(data), end_(data + bytes) {}
   bool next(Header& header, const char*& payload) {
-    if (at_ == end_) return false;
-    if (static_cast<size_t>(end_ - at_) < sizeof header)
-      throw std::runtime_error("taskgrid: truncated command batch");
+    if (at_ == end_ || cut_) return false;
+    if (static_cast<size_t>(end_ - at_) < sizeof header) {
+      cut_ = "the batch ends inside a command header";
+      std::memcpy(&header.kind, at_, sizeof header.kind);  // at least one byte is left
+      return false;
+    }
     std::memcpy(&header, at_, sizeof header);
     payload = at_ + sizeof header;
-    if (static_cast<size_t>(end_ - payload) < header.bytes)
-      throw std::runtime_error("taskgrid: truncated command in batch");
+    if (static_cast<size_t>(end_ - payload) < header.bytes) {
+      cut_ = "the command runs past the end of the batch";
+      return false;
+    }
     at_ = payload + header.bytes;
     return true;
   }
+  // Why the walk stopped before the end (nullptr: it did not); the header
+  // passed to next() then holds at least the command's kind.
+  const char* cut() const { return cut_; }
+  // Where the next (or the cut) command starts.
+  size_t offset() const { return static_cast<size_t>(at_ - begin_); }
 
  private:
+  const char* begin_;
   const char* at_;
   const char* end_;
+  const char* cut_ = nullptr;
 };
 
 template <typename T>
@@ -183,6 +197,59 @@ T read(const char* payload) {
   T value;
   std::memcpy(&value, payload, sizeof value);
   return value;
+}
+
+// The command's name in messages; nullptr for a kind this build does not know.
+inline const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::task:
+      return "task";
+    case Kind::send:
+      return "send";
+    case Kind::retire:
+      return "retire";
+    case Kind::create:
+      return "create";
+    case Kind::fetch:
+      return "fetch";
+    case Kind::shutdown:
+      return "shutdown";
+    case Kind::completed:
+      return "completed";
+    case Kind::broadcast:
+      return "broadcast";
+    case Kind::route:
+      return "route";
+    case Kind::mpi_broadcast:
+      return "mpi_broadcast";
+  }
+  return nullptr;
+}
+
+// A task command's parts (after check_batch accepted it): the fixed fields
+// and where its accesses, arguments and name start in the payload.
+struct TaskView {
+  Task task;
+  const char* accesses;
+  const char* args;
+  const char* name;
+};
+
+inline TaskView read_task(const char* payload) {
+  TaskView view;
+  view.task = read<Task>(payload);
+  view.accesses = payload + sizeof(Task);
+  view.args = view.accesses + size_t{view.task.num_accesses} * sizeof(Access);
+  view.name = view.args + view.task.args_bytes;
+  return view;
+}
+
+// The `count` int32 ranks that follow a Route or MpiBroadcast (of `fixed`
+// bytes), into `ranks` (after check_batch accepted the command).
+inline void read_ranks(const char* payload, size_t fixed, uint32_t count,
+                       std::vector<int32_t>& ranks) {
+  ranks.resize(count);
+  if (count) std::memcpy(ranks.data(), payload + fixed, size_t{count} * sizeof(int32_t));
 }
 
 }  // namespace taskgrid::wire

@@ -20,6 +20,7 @@ class CompletionBatcher {
   CompletionBatcher(comm::Transport& transport, int head_rank, EngineStats& stats)
       : transport_(transport), head_rank_(head_rank), stats_(stats) {}
 
+  int head_rank() const { return head_rank_; }
   void add(const wire::Completed& record);
   // Hands local records to `listener` and sends the batch when it is due
   // (or at once with `force`).

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "comm/wire_check.h"
 #include "engine/task_context_access.h"
 #include "engine/transfer_cookie.h"
 #include "exec/running_task.h"
@@ -77,60 +78,72 @@ std::vector<char> Engine::post(int dest, std::vector<char>&& batch) {
 // ------------------------------------------------------------- commands ---
 
 void Engine::apply_batch(const char* data, size_t bytes, int source) {
+  // Nothing of a batch is applied before all of it was checked: a command
+  // that lies about a length must not be read, let alone half applied.
+  const wire::Peer peer{rank(), transport_.size(), completions_.head_rank(), source};
+  if (const wire::Rejection bad = wire::check_batch(data, bytes, peer))
+    fail(wire::describe(bad.kind, source, bad.reason));
   wire::BatchReader reader(data, bytes);
   wire::Header header;
   const char* payload = nullptr;
-  while (reader.next(header, payload)) {
-    switch (header.kind) {
-      case wire::Kind::task:
-        apply_task(payload, header.bytes);
-        break;
-      case wire::Kind::send:
-        apply_send(wire::read<wire::Send>(payload));
-        break;
-      case wire::Kind::retire:
-        apply_retire(wire::read<wire::Retire>(payload).version);
-        break;
-      case wire::Kind::create:
-        apply_create(wire::read<wire::Create>(payload));
-        break;
-      case wire::Kind::fetch:
-        apply_fetch(wire::read<wire::Fetch>(payload));
-        break;
-      case wire::Kind::broadcast:
-      case wire::Kind::route:
-        trees_.apply(payload, header.bytes, source, header.kind == wire::Kind::broadcast);
-        break;
-      case wire::Kind::mpi_broadcast:
-        groups_.apply(payload, header.bytes);
-        break;
-      case wire::Kind::shutdown:
-        shutdown_requested_ = true;
-        break;
-      case wire::Kind::completed: {
-        const size_t count = header.bytes / sizeof(wire::Completed);
-        completed_remote_.resize(count);
-        std::memcpy(completed_remote_.data(), payload, count * sizeof(wire::Completed));
-        if (listener_) listener_->on_completed(completed_remote_.data(), count);
-        break;
+  applying_source_ = source;
+  try {
+    while (reader.next(header, payload)) {
+      applying_kind_ = header.kind;
+      switch (header.kind) {
+        case wire::Kind::task:
+          apply_task(payload);
+          break;
+        case wire::Kind::send:
+          apply_send(wire::read<wire::Send>(payload));
+          break;
+        case wire::Kind::retire:
+          apply_retire(wire::read<wire::Retire>(payload).version);
+          break;
+        case wire::Kind::create:
+          apply_create(wire::read<wire::Create>(payload));
+          break;
+        case wire::Kind::fetch:
+          apply_fetch(wire::read<wire::Fetch>(payload));
+          break;
+        case wire::Kind::broadcast:
+        case wire::Kind::route:
+          trees_.apply(payload, source, header.kind == wire::Kind::broadcast);
+          break;
+        case wire::Kind::mpi_broadcast:
+          groups_.apply(payload, source);
+          break;
+        case wire::Kind::shutdown:
+          shutdown_requested_ = true;
+          break;
+        case wire::Kind::completed: {
+          const size_t count = header.bytes / sizeof(wire::Completed);
+          completed_remote_.resize(count);
+          std::memcpy(completed_remote_.data(), payload, count * sizeof(wire::Completed));
+          if (listener_) listener_->on_completed(completed_remote_.data(), count);
+          break;
+        }
       }
-      default:
-        fail("unknown command " + std::to_string(static_cast<int>(header.kind)) + " from rank " +
-             std::to_string(source));
     }
+  } catch (const std::exception& error) {
+    // A buffer a command asks for may not exist (bad_alloc), a transport may
+    // refuse a transfer: either ends the job here, saying which command.
+    fail("applying " + wire::command_name(static_cast<uint8_t>(applying_kind_), source) + ": " +
+         error.what());
   }
   // Tasks made ready by this batch start only now, after the retirements in
   // it are known (that lets an inout task reuse its input buffer).
   dispatch_ready();
 }
 
-void Engine::apply_task(const char* payload, size_t bytes) {
-  const auto header = wire::read<wire::Task>(payload);
-  const size_t expected = sizeof header + header.num_accesses * sizeof(wire::Access) +
-                          header.args_bytes + header.name_bytes;
-  if (bytes != expected)
-    fail("protocol error: a task command of " + std::to_string(bytes) + " bytes, its fields say " +
-         std::to_string(expected));
+void Engine::protocol_error(const std::string& reason) {
+  fail(wire::describe(static_cast<uint8_t>(applying_kind_), applying_source_, reason.c_str()));
+}
+
+void Engine::apply_task(const char* payload) {
+  // check_batch verified that the accesses, arguments and name fill the payload.
+  const wire::TaskView view = wire::read_task(payload);
+  const wire::Task& header = view.task;
   Task* task = tasks_.acquire();
   task->id = header.task_id;
   task->function = detail::find_function(FunctionId{header.function});
@@ -139,13 +152,13 @@ void Engine::apply_task(const char* payload, size_t bytes) {
          " names a function that is not registered on this rank (id " +
          std::to_string(header.function) + "); every rank must register the same functions");
   task->waiting = 0;
-  const char* at = payload + sizeof header;
   task->accesses.resize(header.num_accesses);
-  std::memcpy(task->accesses.data(), at, header.num_accesses * sizeof(wire::Access));
-  at += header.num_accesses * sizeof(wire::Access);
-  task->args.assign(at, at + header.args_bytes);
-  at += header.args_bytes;
-  task->name = header.name_bytes ? tasks_.intern(at, header.name_bytes) : task->function->name;
+  // memcpy wants non-null pointers even for 0 bytes; a fresh record has none.
+  if (header.num_accesses)
+    std::memcpy(task->accesses.data(), view.accesses, header.num_accesses * sizeof(wire::Access));
+  task->args.assign(view.args, view.args + header.args_bytes);
+  task->name =
+      header.name_bytes ? tasks_.intern(view.name, header.name_bytes) : task->function->name;
   task->channel = header.channel;
   task->priority = header.priority;
   task->channel_task = nullptr;
@@ -177,6 +190,12 @@ void Engine::apply_task(const char* payload, size_t bytes) {
         if (trace::enabled())
           trace::receive_posted(trace::Arrival::receive, input->id, access.source, access.bytes);
       }
+      // The task's buffer is the access's size; an input of another size
+      // would be over-read (copied into the output, or handed to the task).
+      if (input->bytes != access.bytes)
+        protocol_error("task " + std::to_string(task->id) + " reads version " +
+                       std::to_string(access.in_version) + " as " + std::to_string(access.bytes) +
+                       " bytes, it has " + std::to_string(input->bytes));
       input->uses += 1;
       task->inputs[i] = input;
       if (!input->ready) {
@@ -225,6 +244,10 @@ void Engine::apply_fetch(const wire::Fetch& fetch) {
     return;
   }
   Version* version = find_or_fail(fetch.version, "fetch");
+  // copy_to_host copies fetch.bytes out of the version's buffer.
+  if (version->bytes != fetch.bytes)
+    protocol_error("a fetch of " + std::to_string(fetch.bytes) + " bytes of version " +
+                   std::to_string(fetch.version) + ", which has " + std::to_string(version->bytes));
   version->uses += 1;
   if (version->ready) {
     copy_to_host(version, fetch);
@@ -238,14 +261,14 @@ void Engine::apply_fetch(const wire::Fetch& fetch) {
 Version* Engine::find_or_fail(uint64_t id, const char* why) {
   Version* version = versions_.find(id);
   if (!version)
-    fail(std::string("protocol error: ") + why + " of version " + std::to_string(id) +
-         ", which this rank does not hold");
+    protocol_error(std::string(why) + " of version " + std::to_string(id) +
+                   ", which this rank does not hold");
   return version;
 }
 
 Version* Engine::create_or_fail(uint64_t id, size_t bytes) {
   Version* version = versions_.create(id, bytes);
-  if (!version) fail("protocol error: version " + std::to_string(id) + " created twice");
+  if (!version) protocol_error("version " + std::to_string(id) + " created twice");
   return version;
 }
 
@@ -303,7 +326,7 @@ void Engine::send_version(Version* version, int dest, int tag) {
 }
 
 void Engine::copy_to_host(Version* version, const wire::Fetch& fetch) {
-  std::memcpy(fetch.host, version->data, fetch.bytes);
+  if (fetch.bytes) std::memcpy(fetch.host, version->data, fetch.bytes);
   if (listener_) listener_->on_fetched(version->id);
   release_use(version);
 }
@@ -325,7 +348,7 @@ void Engine::make_ready(Task* task) {
         stats_.inout_buffers_reused += 1;
       } else {
         output->data = versions_.take_buffer(output->bytes);
-        if (input) std::memcpy(output->data, input->data, output->bytes);
+        if (input && output->bytes) std::memcpy(output->data, input->data, output->bytes);
       }
       task->buffers[i] = {output->data, output->bytes};
     } else {

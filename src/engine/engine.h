@@ -98,11 +98,13 @@ class Engine final : public CommandSink, private VersionEvents {
 
   // Commands.
   void apply_batch(const char* data, size_t bytes, int source);
-  void apply_task(const char* payload, size_t bytes);
+  void apply_task(const char* payload);
   void apply_send(const wire::Send& send);
   void apply_retire(uint64_t version);
   void apply_create(const wire::Create& create);
   void apply_fetch(const wire::Fetch& fetch);
+  // Ends the job: the command being applied contradicts this rank's state.
+  [[noreturn]] void protocol_error(const std::string& reason);
   // Versions.
   Version* find_or_fail(uint64_t id, const char* why);
   Version* create_or_fail(uint64_t id, size_t bytes);
@@ -131,6 +133,9 @@ class Engine final : public CommandSink, private VersionEvents {
   EngineListener* listener_ = nullptr;
   bool timing_ = true;
   bool shutdown_requested_ = false;
+  // The command apply_batch is applying and its batch's sender, for messages.
+  wire::Kind applying_kind_ = wire::Kind::task;
+  int applying_source_ = -1;
   bool program_drives_ = true;
   EngineStats stats_;
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "comm/wire.h"
+#include "comm/wire_check.h"
 #include "engine/transfer_cookie.h"
 #include "engine/tree_broadcaster.h"
 #include "trace/trace.h"
@@ -26,31 +27,39 @@ void GroupBroadcaster::prepare(const std::vector<int32_t>& members, int tag) {
   create(members, tag);
 }
 
-void GroupBroadcaster::apply(const char* payload, size_t bytes) {
+void GroupBroadcaster::apply(const char* payload, int source) {
   const auto command = wire::read<wire::MpiBroadcast>(payload);
-  std::vector<int32_t> members =
-      read_rank_list(payload, bytes, sizeof(wire::MpiBroadcast), command.count, events_);
+  std::vector<int32_t> members;
+  wire::read_ranks(payload, sizeof command, command.count, members);
+  const auto refuse = [&](const std::string& reason) {
+    events_.fail(
+        wire::describe(static_cast<uint8_t>(wire::Kind::mpi_broadcast), source, reason.c_str()));
+  };
   const int rank = transport_.rank();
   auto broadcast = std::make_unique<Broadcast>();
   broadcast->root = command.root == rank;
   if (broadcast->root) {
     broadcast->version = versions_.find(command.version);
     if (!broadcast->version)
-      events_.fail("protocol error: MPI broadcast of version " + std::to_string(command.version) +
-                   ", which this rank does not hold");
+      refuse("version " + std::to_string(command.version) + ", which this rank does not hold");
   } else {
     broadcast->version = versions_.expect(command.version, command.bytes);
     if (trace::enabled())
       trace::receive_posted(trace::Arrival::broadcast, command.version, command.root,
                             command.bytes);
   }
+  // Every member must cut the same chunks, and the receivers' buffers hold
+  // command.bytes.
+  if (broadcast->version->bytes != command.bytes)
+    refuse("version " + std::to_string(command.version) + " of " + std::to_string(command.bytes) +
+           " bytes, it has " + std::to_string(broadcast->version->bytes));
   broadcast->version->uses += 1;
   broadcast->chunk_bytes = command.chunk_bytes;
   broadcast->chunks = coll::chunk_count(broadcast->version->bytes, command.chunk_bytes);
   const auto root_at = std::find(members.begin(), members.end(), command.root);
   const auto self_at = std::find(members.begin(), members.end(), rank);
   if (root_at == members.end() || self_at == members.end())
-    events_.fail("protocol error: an MPI broadcast whose members lack its root or this rank");
+    refuse("its members lack its root or this rank");
   broadcast->root_index = static_cast<int>(root_at - members.begin());
   stats_.mpi_broadcasts += 1;
   auto queue = std::find_if(queues_.begin(), queues_.end(),

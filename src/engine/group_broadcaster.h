@@ -38,8 +38,8 @@ class GroupBroadcaster {
   // Creates the group of `members` now (any thread; blocking, collective).
   void prepare(const std::vector<int32_t>& members, int tag);
 
-  // An `mpi_broadcast` command.
-  void apply(const char* payload, size_t bytes);
+  // An `mpi_broadcast` command from `source` (wire::check_batch accepted it).
+  void apply(const char* payload, int source);
   // Posts what may be posted (a root's data arrived, a group appeared).
   void post();
   // A chunk cookie (kGroupChunk) completed.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "comm/wire.h"
+#include "comm/wire_check.h"
 #include "engine/transfer_cookie.h"
 #include "trace/trace.h"
 
@@ -21,20 +22,16 @@ uint32_t chunk_window(size_t chunk_bytes) {
       std::clamp<size_t>(kInFlightBytes / std::max<size_t>(1, chunk_bytes), 2, 8));
 }
 
-std::vector<int32_t> read_rank_list(const char* payload, size_t bytes, size_t fixed, uint32_t count,
-                                    VersionEvents& events) {
-  if (bytes != fixed + size_t{count} * sizeof(int32_t))
-    events.fail("protocol error: a broadcast command of " + std::to_string(bytes) +
-                " bytes does not hold " + std::to_string(count) + " ranks");
-  std::vector<int32_t> ranks(count);
-  if (count) std::memcpy(ranks.data(), payload + fixed, count * sizeof(int32_t));
-  return ranks;
-}
-
-void TreeBroadcaster::apply(const char* payload, size_t bytes, int source, bool root) {
+// A `broadcast` (root) or `route` command; wire::check_batch accepted it.
+void TreeBroadcaster::apply(const char* payload, int source, bool root) {
   const auto route = wire::read<wire::Route>(payload);
-  const std::vector<int32_t> forward =
-      read_rank_list(payload, bytes, sizeof(wire::Route), route.count, events_);
+  std::vector<int32_t> forward;
+  wire::read_ranks(payload, sizeof route, route.count, forward);
+  const auto refuse = [&](const std::string& reason) {
+    events_.fail(
+        wire::describe(static_cast<uint8_t>(root ? wire::Kind::broadcast : wire::Kind::route),
+                       source, reason.c_str()));
+  };
   auto owned = std::make_unique<Broadcast>();
   Broadcast* broadcast = owned.get();
   broadcast->parent = root ? -1 : source;
@@ -46,15 +43,12 @@ void TreeBroadcaster::apply(const char* payload, size_t bytes, int source, bool 
   if (root) {
     broadcast->version = versions_.find(route.version);
     if (!broadcast->version)
-      events_.fail("protocol error: broadcast of version " + std::to_string(route.version) +
-                   ", which this rank does not hold");
+      refuse("version " + std::to_string(route.version) + ", which this rank does not hold");
     stats_.broadcasts_rooted += 1;
   } else {
     broadcast->version = versions_.expect(route.version, route.bytes);
     if (broadcast->version->ready)
-      events_.fail("protocol error: version " + std::to_string(route.version) +
-                   " arrived by broadcast from rank " + std::to_string(source) +
-                   ", but this rank already has it");
+      refuse("version " + std::to_string(route.version) + ", which this rank already has");
     stats_.broadcast_routes_received += 1;
     if (trace::enabled())
       trace::receive_posted(trace::Arrival::broadcast, route.version, source, route.bytes);
@@ -64,9 +58,8 @@ void TreeBroadcaster::apply(const char* payload, size_t bytes, int source, bool 
       broadcast->receive_events[i] = {broadcast, -1, i};
   }
   if (broadcast->version->bytes != route.bytes)
-    events_.fail("protocol error: broadcast of version " + std::to_string(route.version) +
-                 " says " + std::to_string(route.bytes) + " bytes, the version has " +
-                 std::to_string(broadcast->version->bytes));
+    refuse("version " + std::to_string(route.version) + " of " + std::to_string(route.bytes) +
+           " bytes, it has " + std::to_string(broadcast->version->bytes));
   broadcast->version->uses += 1;  // until this rank has received and forwarded it
   coll::split_children(broadcast->shape, forward.data(), forward.size(), split_);
   broadcast->children.resize(split_.size());

@@ -36,7 +36,7 @@ class TreeBroadcaster {
       : transport_(transport), versions_(versions), events_(events), stats_(stats) {}
 
   // A `broadcast` (root) or `route` command from `source`.
-  void apply(const char* payload, size_t bytes, int source, bool root);
+  void apply(const char* payload, int source, bool root);
   // The root's version is present (a VersionWaiter::tree_broadcast).
   void version_present(void* broadcast);
   // A chunk cookie (kTreeChunk) completed.
@@ -83,10 +83,5 @@ class TreeBroadcaster {
   std::vector<std::unique_ptr<Broadcast>> active_;
   std::vector<coll::Child> split_;  // reused
 };
-
-// Reads the rank list that follows a command's fixed part; fails on a
-// length that does not match.
-std::vector<int32_t> read_rank_list(const char* payload, size_t bytes, size_t fixed, uint32_t count,
-                                    VersionEvents& events);
 
 }  // namespace taskgrid::runtime

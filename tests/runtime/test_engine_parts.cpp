@@ -158,7 +158,7 @@ struct BroadcastRank : VersionEvents {
       const char* payload = nullptr;
       while (reader.next(header, payload)) {
         EXPECT_EQ(header.kind, wire::Kind::route);
-        trees.apply(payload, header.bytes, source, false);
+        trees.apply(payload, source, false);
       }
       any = true;
     }
@@ -228,7 +228,7 @@ TEST_P(TreeBroadcasterShapes, DeliversEveryByteToEveryReaderAndReleasesTheRoot) 
   wire::Header header;
   const char* payload = nullptr;
   ASSERT_TRUE(reader.next(header, payload));
-  root.trees.apply(payload, header.bytes, 2, true);
+  root.trees.apply(payload, 2, true);
   poll_all(ranks);
   for (int32_t r : readers) EXPECT_TRUE(ranks[static_cast<size_t>(r)]->arrived.empty());
   root.version_arrived(source);  // the data exists now
@@ -285,7 +285,7 @@ TEST(GroupBroadcaster, WaitsForItsGroupAndTheRootsDataThenDeliversInOrder) {
       wire::Header header;
       const char* payload = nullptr;
       ASSERT_TRUE(reader.next(header, payload));
-      ranks[static_cast<size_t>(r)]->groups.apply(payload, header.bytes);
+      ranks[static_cast<size_t>(r)]->groups.apply(payload, r);
     }
   }
   poll_all(ranks);
