@@ -78,11 +78,17 @@ std::vector<char> Engine::post(int dest, std::vector<char>&& batch) {
 // ------------------------------------------------------------- commands ---
 
 void Engine::apply_batch(const char* data, size_t bytes, int source) {
-  // Nothing of a batch is applied before all of it was checked: a command
-  // that lies about a length must not be read, let alone half applied.
-  const wire::Peer peer{rank(), transport_.size(), completions_.head_rank(), source};
-  if (const wire::Rejection bad = wire::check_batch(data, bytes, peer))
-    fail(wire::describe(bad.kind, source, bad.reason));
+  // Nothing of a batch from another process is applied before all of it was
+  // checked: a command that lies about a length must not be read, let alone
+  // half applied. A batch this rank's own planner posted (source == this
+  // rank) never crossed a process boundary and is trusted like the rest of
+  // the process's memory: checking it cost ~175 instructions per task, the
+  // whole of spmd mode's traffic.
+  if (source != rank()) {
+    const wire::Peer peer{rank(), transport_.size(), completions_.head_rank(), source};
+    if (const wire::Rejection bad = wire::check_batch(data, bytes, peer))
+      fail(wire::describe(bad.kind, source, bad.reason));
+  }
   wire::BatchReader reader(data, bytes);
   wire::Header header;
   const char* payload = nullptr;

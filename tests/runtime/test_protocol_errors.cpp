@@ -2,7 +2,10 @@
 // malformed one through the job's failure path, naming the command and the
 // rank it came from, and never read past it, crash or throw (issue 14, item
 // 5). Each case runs a real Engine over the loopback transport in a death
-// test: rank `at` of a 3-rank job whose head (planner) is rank 0.
+// test: rank `at` of a 3-rank job whose head (planner) is rank 0. Batches
+// an engine's own planner posts (source == at) are not checked field by
+// field (they never leave the process); the cases posted locally here test
+// what the engine checks against its own state.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -244,16 +247,6 @@ const std::vector<Case>& cases() {
          return std::vector<std::pair<int, Batch>>{{0, frame(wire::Kind::retire, Batch(3))}};
        },
        "rank 1: protocol error: a retire command from rank 0: the payload is not one retirement"},
-      {"ShortCreate", 0,
-       [] {
-         return std::vector<std::pair<int, Batch>>{{0, frame(wire::Kind::create, Batch(8))}};
-       },
-       "rank 0: protocol error: a create command from rank 0: the payload is not one create"},
-      {"ShortFetch", 0,
-       [] {
-         return std::vector<std::pair<int, Batch>>{{0, frame(wire::Kind::fetch, Batch(1))}};
-       },
-       "rank 0: protocol error: a fetch command from rank 0: the payload is not one fetch"},
       {"FetchOfTheWrongSize", 0,
        [] {
          static std::vector<char> host(1u << 20);
