@@ -5,9 +5,10 @@
 #         loopback random graphs, the protocol death tests, the watchdog) and
 #         the random-graph differential harness under mpiexec -n 2 and -n 4
 #         in both modes;
-#   tsan  ThreadSanitizer: the same gtests (program, engine and worker threads
-#         over the loopback transport) and the differential harness under
-#         mpiexec -n 2 in both modes with two task threads.
+#   tsan  ThreadSanitizer: the same gtests but the death tests (program, engine
+#         and worker threads over the loopback transport) and the differential
+#         harness under mpiexec -n 2 in both modes (two task threads; a window
+#         of 2 tasks, where the program and engine threads take turns).
 # Each builds, into build-asan/ or build-tsan/ beside build/, only the targets
 # those tests need. Needs the set-up of scripts/bootstrap.sh.
 #   scripts/sanitizers.sh [asan] [tsan]     (default: both)
@@ -71,8 +72,8 @@ run_tsan() {
   # Not the protocol tests: each is a death test (a fork of a threaded process).
   ctest --test-dir "$dir" --output-on-failure -j 2 --timeout 900 "${UNIT[@]}" \
     -E "$NOT_UNIT|^ProtocolErrors\."
-  TASKGRID_THREADS=2 ctest --test-dir "$dir" --output-on-failure -j 1 --timeout 900 \
-    -R '^runtime\.differential\.(np2\.round_robin|spmd\.np2)'
+  ctest --test-dir "$dir" --output-on-failure -j 1 --timeout 900 \
+    -R '^runtime\.differential\.(np2\.locality\.t2|spmd\.np2\.t1|window2\.(cluster|spmd)\.np2)$'
   unset UCX_MEM_MALLOC_HOOKS UCX_MEM_MMAP_HOOK_MODE UCX_MEM_EVENTS TSAN_OPTIONS
   log "tsan: done in $((SECONDS - started)) s"
 }
