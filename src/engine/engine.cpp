@@ -190,7 +190,7 @@ void Engine::apply_task(const char* payload) {
           fail("task " + std::to_string(task->id) + " reads version " +
                std::to_string(access.in_version) + ", which this rank never had");
         input = create_or_fail(access.in_version, access.bytes);
-        input->data = versions_.take_buffer(access.bytes);
+        versions_.give_buffer(input);
         transport_.receive_data(access.source, access.tag, input->data, access.bytes,
                                 make_cookie(input, kReceive));
         if (trace::enabled())
@@ -237,7 +237,7 @@ void Engine::apply_retire(uint64_t id) {
 
 void Engine::apply_create(const wire::Create& create) {
   Version* version = create_or_fail(create.version, create.bytes);
-  version->data = create.buffer;
+  versions_.give_buffer(version, create.buffer);
   version_ready(version);
 }
 
@@ -353,7 +353,7 @@ void Engine::make_ready(Task* task) {
         input->data = nullptr;
         stats_.inout_buffers_reused += 1;
       } else {
-        output->data = versions_.take_buffer(output->bytes);
+        versions_.give_buffer(output);
         if (input && output->bytes) std::memcpy(output->data, input->data, output->bytes);
       }
       task->buffers[i] = {output->data, output->bytes};

@@ -83,6 +83,10 @@ class Engine final : public CommandSink, private VersionEvents {
   EngineStats stats() const {
     EngineStats stats = stats_;
     stats.versions_reclaimed = versions_.reclaimed();
+    stats.versions_live = versions_.live();
+    stats.version_bytes_held = versions_.held_bytes();
+    stats.version_bytes_peak = versions_.peak_held_bytes();
+    stats.pool_idle_bytes = versions_.idle_bytes();
     return stats;
   }
 

@@ -23,6 +23,12 @@ struct EngineStats {
   uint64_t broadcast_chunks_sent = 0;
   uint64_t broadcast_chunks_received = 0;
   uint64_t mpi_broadcasts = 0;  // group (MPI) broadcasts taken part in
+  // Memory (printed on their own line): version buffers held now and at the
+  // peak, and the idle bytes the buffer pool keeps for reuse.
+  uint64_t versions_live = 0;
+  uint64_t version_bytes_held = 0;
+  uint64_t version_bytes_peak = 0;
+  uint64_t pool_idle_bytes = 0;
 };
 
 }  // namespace taskgrid::runtime

@@ -34,14 +34,17 @@ Version* VersionStore::create(uint64_t id, size_t bytes) {
 Version* VersionStore::expect(uint64_t id, size_t bytes) {
   if (Version* version = find(id)) return version;
   Version* version = create(id, bytes);
-  version->data = buffers_.get(bytes);
+  give_buffer(version);
   return version;
 }
 
 bool VersionStore::release_use(Version* version) {
   if (--version->uses > 0 || !version->retired) return false;
   // Retired and unused: no command can name it again on this rank.
-  if (version->data) buffers_.put(version->data, version->bytes);
+  if (version->data) {
+    buffers_.put(version->data, version->bytes);
+    held_bytes_ -= data::allocated_bytes(version->bytes);
+  }
   version->data = nullptr;
   by_id_.erase(version->id);
   free_.push_back(version);

@@ -61,18 +61,33 @@ class VersionStore {
   // back to the pool); returns true then.
   bool release_use(Version* version);
 
-  char* take_buffer(size_t bytes) { return buffers_.get(bytes); }
-  void put_buffer(char* buffer, size_t bytes) { buffers_.put(buffer, bytes); }
+  // Gives `version` a buffer of its size: from the pool, or one allocated
+  // elsewhere (enter_data's copy). Either way it is counted as held.
+  void give_buffer(Version* version) { hold(version, buffers_.get(version->bytes)); }
+  void give_buffer(Version* version, char* buffer) { hold(version, buffer); }
 
   size_t live() const { return by_id_.size(); }
   uint64_t reclaimed() const { return reclaimed_; }
+  // Memory accounting: bytes of the buffers live versions hold (whole
+  // 64-byte blocks), their peak, and the idle bytes the pool keeps.
+  uint64_t held_bytes() const { return held_bytes_; }
+  uint64_t peak_held_bytes() const { return peak_held_bytes_; }
+  uint64_t idle_bytes() const { return buffers_.cached_bytes(); }
 
  private:
   data::FlatIdMap<Version> by_id_{1024};
   std::vector<std::unique_ptr<Version>> storage_;
   std::vector<Version*> free_;
+  void hold(Version* version, char* buffer) {
+    version->data = buffer;
+    held_bytes_ += data::allocated_bytes(version->bytes);
+    if (held_bytes_ > peak_held_bytes_) peak_held_bytes_ = held_bytes_;
+  }
+
   data::BufferPool buffers_;
   uint64_t reclaimed_ = 0;
+  uint64_t held_bytes_ = 0;
+  uint64_t peak_held_bytes_ = 0;
 };
 
 }  // namespace taskgrid::runtime

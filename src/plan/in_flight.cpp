@@ -19,7 +19,13 @@ void InFlightTasks::add(uint64_t task_id, uint32_t function, int rank, bool comm
   record.communicates = communicates;
   record.spill = spill;
   uint64_t* handles = spill ? spill : record.inline_handles;
-  for (size_t i = 0; i < count; ++i) handles[i] = accesses[i].handle;
+  uint64_t output_bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    handles[i] = accesses[i].handle;
+    if (accesses[i].out_version) output_bytes += accesses[i].bytes;
+  }
+  record.output_bytes = output_bytes;
+  output_bytes_ += output_bytes;
   submitted_ += 1;
   if (communicates) communicating_ += 1;
 }

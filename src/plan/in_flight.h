@@ -1,9 +1,9 @@
 // InFlightTasks: the tasks this planner waits for (submitted to an engine it
 // commands, not yet reported complete), by task id, with what a completion
 // needs: the rank (the placement policy's load), the function (the cost
-// model), whether it is a channel task, and the handles it accesses (their
-// counts of tasks in flight). Owns the submitted/completed counts that the
-// submission window and wait_all read.
+// model), whether it is a channel task, the handles it accesses (their
+// counts of tasks in flight) and the bytes it writes. Owns the counts of
+// tasks and bytes in flight that the submission window and wait_all read.
 //
 // Task ids are sequential, so records live in a sliding table by id
 // (data/sliding_id_table.h); the handles of a task with more than kInline
@@ -44,6 +44,7 @@ class InFlightTasks {
     done = Done{record->function, record->rank, record->communicates};
     const uint64_t* handles = record->handles();
     for (uint32_t i = 0; i < record->count; ++i) on_handle(handles[i]);
+    output_bytes_ -= record->output_bytes;
     release_spill(*record);
     records_.erase(task_id);
     completed_ += 1;
@@ -56,6 +57,9 @@ class InFlightTasks {
   uint64_t completed() const { return completed_; }
   uint64_t in_flight() const { return submitted_ - completed_; }
   uint64_t communicating() const { return communicating_; }
+  // Bytes the tasks in flight write (the new versions they create): what
+  // the window's byte limit bounds.
+  uint64_t output_bytes() const { return output_bytes_; }
   // For tests: the table's ring slots and entries moved out of it.
   size_t capacity() const { return records_.capacity(); }
   size_t long_lived() const { return records_.stragglers(); }
@@ -67,6 +71,7 @@ class InFlightTasks {
     int32_t rank = 0;
     uint32_t count = 0;
     bool communicates = false;
+    uint64_t output_bytes = 0;
     uint64_t* spill = nullptr;  // count > kInline: every handle, from pool_
     uint64_t inline_handles[kInline] = {};
     const uint64_t* handles() const { return spill ? spill : inline_handles; }
@@ -78,6 +83,7 @@ class InFlightTasks {
   uint64_t submitted_ = 0;
   uint64_t completed_ = 0;
   uint64_t communicating_ = 0;
+  uint64_t output_bytes_ = 0;
 };
 
 }  // namespace taskgrid::plan

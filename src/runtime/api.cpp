@@ -157,6 +157,17 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
                  static_cast<unsigned long long>(s.broadcast_chunks_received),
                  static_cast<unsigned long long>(s.mpi_broadcasts));
   }
+  for (int r = 0; r < size; ++r) {
+    runtime::EngineStats s;
+    std::memcpy(static_cast<void*>(&s), all[static_cast<size_t>(r)].data(), sizeof s);
+    std::fprintf(stderr,
+                 "taskgrid memory stats: rank %d versions_live %llu version_bytes_held %llu "
+                 "version_bytes_peak %llu pool_idle_bytes %llu\n",
+                 r, static_cast<unsigned long long>(s.versions_live),
+                 static_cast<unsigned long long>(s.version_bytes_held),
+                 static_cast<unsigned long long>(s.version_bytes_peak),
+                 static_cast<unsigned long long>(s.pool_idle_bytes));
+  }
 }
 
 // Common end of every rank: statistics, trace, MPI. Returns the job's exit
@@ -328,6 +339,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   config.channels = rt->options.channels;
   // cluster: the head plans every rank's tasks, so its window covers them all.
   config.window = rt->options.window * static_cast<uint64_t>(spmd ? 1 : config.ranks);
+  config.window_bytes = rt->options.window_bytes * static_cast<uint64_t>(spmd ? 1 : config.ranks);
   config.broadcast = rt->options.broadcast;
   config.broadcast_min_bytes = rt->options.broadcast_min_bytes;
   config.broadcast_chunk = rt->options.broadcast_chunk;

@@ -96,6 +96,13 @@ const Setting kSettings[] = {
            read_number(name, value, 0, kNoLimit, "must be a whole number of tasks (0: no limit)"));
      },
      nullptr, true},
+    {"TASKGRID_WINDOW_BYTES", "1073741824",
+     "bytes the tasks in flight per rank may write before submit waits (0: no limit)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.window_bytes = static_cast<uint64_t>(
+           read_number(name, value, 0, kNoLimit, "must be a number of bytes (0: no limit)"));
+     },
+     nullptr, true},
     {"TASKGRID_CHANNELS", "4", "communicators for task-aware communication (0 to 256)",
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.channels = static_cast<int>(

@@ -33,6 +33,9 @@ struct RuntimeOptions {
   int finalize_timeout_seconds = 30;      // TASKGRID_FINALIZE_TIMEOUT (0: no limit)
   uint64_t window =
       4096;  // TASKGRID_WINDOW: tasks in flight per rank before submit waits (0: no limit)
+  // TASKGRID_WINDOW_BYTES: bytes the tasks in flight per rank may write
+  // before submit waits (0: no limit).
+  uint64_t window_bytes = uint64_t{1} << 30;
   int display_env = 0;  // TASKGRID_DISPLAY_ENV: 0 off, 1 the settings, 2 with their meanings
   // TASKGRID_FAILURE_TIMEOUT: silence after which a rank counts as stopped (0: off).
   double failure_timeout_seconds = 5;

@@ -237,14 +237,20 @@ bool Planner::window_full() const {
   // delivers them at the same point of its sequence, which a rank waiting
   // here would not reach) or while channel tasks are in flight (their peers
   // may be tasks this rank has not submitted yet).
-  return config_.window > 0 && in_flight_.in_flight() >= config_.window && broadcasts_.empty() &&
-         in_flight_.communicating() == 0;
+  const bool full = (config_.window > 0 && in_flight_.in_flight() >= config_.window) ||
+                    (config_.window_bytes > 0 && in_flight_.output_bytes() >= config_.window_bytes);
+  return full && broadcasts_.empty() && in_flight_.communicating() == 0;
+}
+
+bool Planner::window_half_empty() const {
+  return (config_.window == 0 || in_flight_.in_flight() <= config_.window / 2) &&
+         (config_.window_bytes == 0 || in_flight_.output_bytes() <= config_.window_bytes / 2);
 }
 
 void Planner::wait_for_window(std::unique_lock<std::mutex>& lock) {
   batches_.flush_all();  // the engines must have the tasks to finish them
   window_waiting_ = true;
-  block(lock, window_open_, [this] { return in_flight_.in_flight() <= config_.window / 2; });
+  block(lock, window_open_, [this] { return window_half_empty(); });
   window_waiting_ = false;
 }
 
@@ -326,7 +332,7 @@ void Planner::on_completed(const wire::Completed* records, size_t count) {
     // costs two context switches per task.
     wake = waiters_ > 0 && (wake || in_flight_.in_flight() == 0);
     // A full window reopens at half: one wake-up per window/2 tasks, not per task.
-    window_opens = window_waiting_ && in_flight_.in_flight() <= config_.window / 2;
+    window_opens = window_waiting_ && window_half_empty();
   }
   if (wake) changed_.notify_all();
   if (window_opens) window_open_.notify_one();

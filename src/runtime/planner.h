@@ -66,6 +66,8 @@ struct PlannerConfig {
   // for some to finish (0: no limit): bounds the engines' memory, and a
   // program far ahead of its tasks gains nothing.
   uint64_t window = 0;
+  // Bytes the tasks in flight may write before submit() waits (0: no limit).
+  uint64_t window_bytes = 0;
 };
 
 class Planner final : public EngineListener {
@@ -113,6 +115,7 @@ class Planner final : public EngineListener {
   // Waits while the window is full (see PlannerConfig::window).
   void wait_for_window(std::unique_lock<std::mutex>& lock);
   bool window_full() const;
+  bool window_half_empty() const;
 
   CommandSink& sink_;
   PlannerConfig config_;

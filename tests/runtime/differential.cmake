@@ -113,6 +113,9 @@ endfunction()
 # A submission window of 2 tasks (TASKGRID_WINDOW): programs wait for their
 # tasks mid-graph, each rank at its own point; never a deadlock, same results.
 taskgrid_differential_variant(window2 81 1 "TASKGRID_WINDOW=2")
+# A byte window of 1 KiB (TASKGRID_WINDOW_BYTES, no task window): programs
+# wait whenever their tasks in flight write 1 KiB or more; same results.
+taskgrid_differential_variant(window_bytes 71 3 "TASKGRID_WINDOW=0;TASKGRID_WINDOW_BYTES=1024")
 # The other thread model: the engine thread alone drives the loop while the
 # program sleeps (TASKGRID_PROGRESS=engine; the default is the program).
 taskgrid_differential_variant(engine_progress 93 7 "TASKGRID_PROGRESS=engine;TASKGRID_WINDOW=4")

@@ -29,7 +29,7 @@ TEST(VersionStore, CreatesFindsAndReclaimsRetiredVersions) {
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(store.find(7), v);
   EXPECT_EQ(store.create(7, 100), nullptr) << "a version created twice must be refused";
-  v->data = store.take_buffer(100);
+  store.give_buffer(v);
   v->uses = 3;
   EXPECT_FALSE(store.release_use(v)) << "not retired: kept";
   v->retired = true;
@@ -56,6 +56,28 @@ TEST(VersionStore, ExpectCreatesOnceWithABuffer) {
   EXPECT_NE(v->data, nullptr);
   EXPECT_EQ(store.expect(3, 64), v);
   EXPECT_EQ(store.live(), 1u);
+}
+
+TEST(VersionStore, CountsTheBytesItsVersionsHold) {
+  VersionStore store;
+  Version* a = store.create(1, 100);  // two 64-byte blocks
+  store.give_buffer(a);
+  Version* b = store.expect(2, 1000);  // 16 blocks
+  Version* c = store.create(3, 10);
+  store.give_buffer(c, data::allocate_buffer(10));  // allocated elsewhere: one block
+  EXPECT_EQ(store.held_bytes(), 128u + 1024u + 64u);
+  for (Version* v : {a, b, c}) {
+    v->retired = true;
+    v->uses = 1;
+  }
+  EXPECT_TRUE(store.release_use(b));
+  EXPECT_EQ(store.held_bytes(), 128u + 64u);
+  EXPECT_EQ(store.peak_held_bytes(), 128u + 1024u + 64u);
+  EXPECT_EQ(store.idle_bytes(), 1024u) << "b's buffer went back to the pool";
+  EXPECT_TRUE(store.release_use(a));
+  EXPECT_TRUE(store.release_use(c));
+  EXPECT_EQ(store.held_bytes(), 0u);
+  EXPECT_EQ(store.live(), 0u);
 }
 
 TEST(TaskTable, RecyclesTasksAndRunsReadyOnesInOrder) {
@@ -209,7 +231,7 @@ TEST_P(TreeBroadcasterShapes, DeliversEveryByteToEveryReaderAndReleasesTheRoot) 
   // first, the chunks once the version arrives.
   BroadcastRank& root = *ranks[2];
   Version* source = root.versions.create(42, kBytes);
-  source->data = root.versions.take_buffer(kBytes);
+  root.versions.give_buffer(source);
   const std::vector<char> bytes = pattern(kBytes);
   std::memcpy(source->data, bytes.data(), kBytes);
   source->uses = 1;  // the producer's
@@ -265,11 +287,11 @@ TEST(GroupBroadcaster, WaitsForItsGroupAndTheRootsDataThenDeliversInOrder) {
   const std::vector<char> first = pattern(300), second = pattern(50);
   // Two broadcasts in one group, from ranks 1 and 3, in command order.
   Version* v1 = ranks[1]->versions.create(1, first.size());
-  v1->data = ranks[1]->versions.take_buffer(first.size());
+  ranks[1]->versions.give_buffer(v1);
   std::memcpy(v1->data, first.data(), first.size());
   v1->uses = 1;
   Version* v2 = ranks[3]->versions.create(2, second.size());
-  v2->data = ranks[3]->versions.take_buffer(second.size());
+  ranks[3]->versions.give_buffer(v2);
   std::memcpy(v2->data, second.data(), second.size());
   v2->ready = true;
   v2->uses = 1;

@@ -138,15 +138,16 @@ std::vector<std::vector<uint8_t>> run_sequentially(const Graph& g) {
 struct LoopbackRun {
   int ranks = 1;
   int threads = 1;
-  uint64_t window = 0;  // tasks in flight per rank before submit waits (0: no limit)
+  uint64_t window = 0;        // tasks in flight per rank before submit waits (0: no limit)
+  uint64_t window_bytes = 0;  // bytes those tasks write before submit waits (0: no limit)
   coll::Strategy broadcast = coll::Strategy::none;
   bool program_drives = true;  // the thread model (Engine::set_program_drives)
 };
 
 std::ostream& operator<<(std::ostream& out, const LoopbackRun& run) {
   return out << "ranks " << run.ranks << ", threads " << run.threads << ", window " << run.window
-             << ", strategy " << coll::strategy_name(run.broadcast) << ", program drives "
-             << run.program_drives;
+             << ", window bytes " << run.window_bytes << ", strategy "
+             << coll::strategy_name(run.broadcast) << ", program drives " << run.program_drives;
 }
 
 // What the runs of a test moved between ranks, for its not-vacuous checks.
@@ -167,6 +168,7 @@ struct Rank {
     config.ranks = ranks;
     config.threads_per_rank = threads;
     config.window = window;
+    config.window_bytes = run.window_bytes;
     // Broadcasts of every version read on several ranks, in chunks of 64
     // bytes, so that routes, forwarding and group windows are all exercised.
     config.broadcast = run.broadcast;
@@ -254,6 +256,8 @@ TEST_P(Loopback, RandomGraphsMatchSequentialExecution) {
     // Tiny windows make programs wait for their tasks mid-graph, at different
     // points on different ranks: it must never deadlock.
     run.window = graph % 3 == 0 ? 0 : 1 + graph % 4;
+    // And byte windows (some below one version's size): the same.
+    run.window_bytes = graph % 5 == 1 ? 64 << (graph % 3) : 0;
     // Both thread models: the waiting program drives its engine, or sleeps.
     run.program_drives = graph % 4 < 2;
     ASSERT_TRUE(matches_sequential(generate(seed, ranks), run, traffic))

@@ -49,6 +49,28 @@ TEST(InFlightTasks, CompletionReturnsWhatWasAdded) {
   EXPECT_EQ(tasks.in_flight(), 0u);
 }
 
+TEST(InFlightTasks, CountsTheBytesTheTasksWrite) {
+  InFlightTasks tasks;
+  std::vector<graph::ResolvedAccess> a = accesses_of({1, 2});
+  a[0].bytes = 100;  // read only: not counted
+  a[0].in_version = 5;
+  a[1].bytes = 300;
+  a[1].out_version = 9;
+  tasks.add(1, 0, 0, false, a.data(), a.size());
+  std::vector<graph::ResolvedAccess> b = accesses_of({3});
+  b[0].bytes = 50;
+  b[0].in_version = 6;
+  b[0].out_version = 10;  // inout: counted
+  tasks.add(2, 0, 0, false, b.data(), b.size());
+  EXPECT_EQ(tasks.output_bytes(), 350u);
+  complete(tasks, 1);
+  EXPECT_EQ(tasks.output_bytes(), 50u);
+  complete(tasks, 1);  // repeated: changes nothing
+  EXPECT_EQ(tasks.output_bytes(), 50u);
+  complete(tasks, 2);
+  EXPECT_EQ(tasks.output_bytes(), 0u);
+}
+
 TEST(InFlightTasks, UnknownAndRepeatedCompletionsAreIgnored) {
   InFlightTasks tasks;
   const auto a = accesses_of({1});
