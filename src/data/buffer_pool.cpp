@@ -5,11 +5,6 @@
 
 namespace taskgrid::data {
 
-size_t allocated_bytes(size_t bytes) {
-  const size_t rounded = (bytes + 63) / 64 * 64;
-  return rounded == 0 ? 64 : rounded;
-}
-
 char* allocate_buffer(size_t bytes) {
   if (bytes > SIZE_MAX - 64) throw std::bad_alloc();
   void* memory = std::aligned_alloc(64, allocated_bytes(bytes));

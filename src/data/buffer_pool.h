@@ -13,7 +13,10 @@ namespace taskgrid::data {
 // 64-byte aligned, never null (even for 0 bytes); free with release_buffer.
 char* allocate_buffer(size_t bytes);
 // The bytes allocate_buffer really takes for `bytes` (64-byte blocks, at least one).
-size_t allocated_bytes(size_t bytes);
+inline size_t allocated_bytes(size_t bytes) {
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  return rounded == 0 ? 64 : rounded;
+}
 void release_buffer(char* buffer);
 
 class BufferPool {

@@ -384,7 +384,7 @@ void Engine::execute(Task* task) {
                                       task->channel_task ? channels_->binding(task->channel_task)
                                                          : exec::binding_without_channel());
   // Crash messages, the task deadline and the API's refusals see it.
-  const exec::RunningTaskMark running(task->id, task->name, rank(), start);
+  const exec::RunningTaskMark running(task->id, task->name, start);
   try {
     task->function->function(context);
     exec::run_task_epilogue();

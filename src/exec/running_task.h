@@ -20,7 +20,6 @@ struct RunningTask {
   std::atomic<uint64_t> task_id{0};  // 0: no task running on this thread
   std::atomic<const char*> name{nullptr};
   std::atomic<uint64_t> started_ns{0};  // 0 when not timed (no deadline set)
-  std::atomic<int> rank{-1};
   std::atomic<bool> claimed{false};
 };
 
@@ -54,11 +53,10 @@ inline uint64_t task_running_on_this_thread() {
 // Marks a task as running on this thread for the guard's lifetime.
 class RunningTaskMark {
  public:
-  RunningTaskMark(uint64_t task_id, const char* name, int rank, uint64_t started_ns)
+  RunningTaskMark(uint64_t task_id, const char* name, uint64_t started_ns)
       : slot_(this_thread_running_task()) {
     if (!slot_) return;
     slot_->name.store(name, std::memory_order_relaxed);
-    slot_->rank.store(rank, std::memory_order_relaxed);
     slot_->started_ns.store(started_ns, std::memory_order_relaxed);
     slot_->task_id.store(task_id, std::memory_order_release);
   }

@@ -432,7 +432,11 @@ void release(DataHandle h) { planner_outside_task("release").release(h); }
 
 void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
                    const TaskOptions& options, const void* args, size_t args_size) {
-  submit_packed(fn, accesses.begin(), accesses.size(), options, args, args_size);
+  // The program's own list: never null. Only the arguments can be.
+  if (!args && args_size > 0)
+    throw Error("taskgrid::submit_packed: null args with args_size " + std::to_string(args_size));
+  planner_outside_task("submit").submit(fn, accesses.begin(), accesses.size(), options, args,
+                                        args_size);
 }
 void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesses,
                    const TaskOptions& options, const void* args, size_t args_size) {

@@ -116,7 +116,7 @@ TEST(Watchdog, ATaskPastItsDeadlineIsNamed) {
   Watchdog dog(nullptr, WatchdogConfig{.timeout_seconds = 0, .task_deadline_seconds = 2},
                [](const std::string&) {});
   const uint64_t started = 100 * kSecond;
-  const exec::RunningTaskMark running(77, "slow_task", 0, started);
+  const exec::RunningTaskMark running(77, "slow_task", started);
   EXPECT_EQ(dog.step(started + kSecond), "");
   EXPECT_EQ(dog.step(started + 2 * kSecond), "");
   const std::string failure = dog.step(started + 2 * kSecond + kSecond / 10);
@@ -128,7 +128,7 @@ TEST(Watchdog, ATaskPastItsDeadlineIsNamed) {
 TEST(Watchdog, AFinishedTaskHasNoDeadline) {
   Watchdog dog(nullptr, WatchdogConfig{.timeout_seconds = 0, .task_deadline_seconds = 1},
                [](const std::string&) {});
-  { const exec::RunningTaskMark running(5, "quick", 0, kSecond); }
+  { const exec::RunningTaskMark running(5, "quick", kSecond); }
   EXPECT_EQ(dog.step(100 * kSecond), "");
   EXPECT_EQ(exec::task_running_on_this_thread(), 0u);
 }
