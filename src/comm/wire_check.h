@@ -6,7 +6,7 @@
 // check_batch, so what is fuzzed is what runs.
 //
 // What needs the engine's state (does a version exist, do its sizes agree)
-// is checked where the command is applied (engine.cpp).
+// is checked where the command is applied (engine/engine_commands.cpp).
 #pragma once
 
 #include <cstddef>

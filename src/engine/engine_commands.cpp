@@ -1,0 +1,203 @@
+// The engine's commands (comm/wire.h): checking a batch from another
+// process, then applying each command in order. A part of Engine (engine.h)
+// kept in its own file so that the loop (engine.cpp) stays readable.
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "comm/wire_check.h"
+#include "engine/engine.h"
+#include "engine/transfer_cookie.h"
+#include "exec/task_channels.h"
+#include "runtime/function_registry.h"
+#include "trace/trace.h"
+
+namespace taskgrid::runtime {
+
+void Engine::apply_batch(const char* data, size_t bytes, int source) {
+  // Nothing of a batch from another process is applied before all of it was
+  // checked: a command that lies about a length must not be read, let alone
+  // half applied. A batch this rank's own planner posted (source == this
+  // rank) never crossed a process boundary and is trusted like the rest of
+  // the process's memory: checking it cost ~175 instructions per task, the
+  // whole of spmd mode's traffic.
+  if (source != rank()) {
+    const wire::Peer peer{rank(), transport_.size(), completions_.head_rank(), source};
+    if (const wire::Rejection bad = wire::check_batch(data, bytes, peer))
+      fail(wire::describe(bad.kind, source, bad.reason));
+  }
+  wire::BatchReader reader(data, bytes);
+  wire::Header header;
+  const char* payload = nullptr;
+  applying_source_ = source;
+  try {
+    while (reader.next(header, payload)) {
+      applying_kind_ = header.kind;
+      switch (header.kind) {
+        case wire::Kind::task:
+          apply_task(payload);
+          break;
+        case wire::Kind::send:
+          apply_send(wire::read<wire::Send>(payload));
+          break;
+        case wire::Kind::retire:
+          apply_retire(wire::read<wire::Retire>(payload).version);
+          break;
+        case wire::Kind::create:
+          apply_create(wire::read<wire::Create>(payload));
+          break;
+        case wire::Kind::fetch:
+          apply_fetch(wire::read<wire::Fetch>(payload));
+          break;
+        case wire::Kind::broadcast:
+        case wire::Kind::route:
+          trees_.apply(payload, source, header.kind == wire::Kind::broadcast);
+          break;
+        case wire::Kind::mpi_broadcast:
+          groups_.apply(payload, source);
+          break;
+        case wire::Kind::shutdown:
+          shutdown_requested_ = true;
+          break;
+        case wire::Kind::completed: {
+          const size_t count = header.bytes / sizeof(wire::Completed);
+          completed_remote_.resize(count);
+          std::memcpy(completed_remote_.data(), payload, count * sizeof(wire::Completed));
+          if (listener_) listener_->on_completed(completed_remote_.data(), count);
+          break;
+        }
+      }
+    }
+  } catch (const std::exception& error) {
+    // A buffer a command asks for may not exist (bad_alloc), a transport may
+    // refuse a transfer: either ends the job here, saying which command.
+    fail("applying " + wire::command_name(static_cast<uint8_t>(applying_kind_), source) + ": " +
+         error.what());
+  }
+  // Tasks made ready by this batch start only now, after the retirements in
+  // it are known (that lets an inout task reuse its input buffer).
+  dispatch_ready();
+}
+
+void Engine::protocol_error(const std::string& reason) {
+  fail(wire::describe(static_cast<uint8_t>(applying_kind_), applying_source_, reason.c_str()));
+}
+
+void Engine::apply_task(const char* payload) {
+  // check_batch verified that the accesses, arguments and name fill the payload.
+  const wire::TaskView view = wire::read_task(payload);
+  const wire::Task& header = view.task;
+  Task* task = tasks_.acquire();
+  task->id = header.task_id;
+  task->function = detail::find_function(FunctionId{header.function});
+  if (!task->function)
+    fail("task " + std::to_string(header.task_id) +
+         " names a function that is not registered on this rank (id " +
+         std::to_string(header.function) + "); every rank must register the same functions");
+  task->waiting = 0;
+  task->accesses.resize(header.num_accesses);
+  // memcpy wants non-null pointers even for 0 bytes; a fresh record has none.
+  if (header.num_accesses)
+    std::memcpy(task->accesses.data(), view.accesses, header.num_accesses * sizeof(wire::Access));
+  task->args.assign(view.args, view.args + header.args_bytes);
+  task->name =
+      header.name_bytes ? tasks_.intern(view.name, header.name_bytes) : task->function->name;
+  task->channel = header.channel;
+  task->priority = header.priority;
+  task->channel_task = nullptr;
+  if (task->channel >= 0) {
+    if (!channels_)
+      fail("task '" + std::string(task->name) + "' uses channel " + std::to_string(task->channel) +
+           ", but this rank has 0");
+    task->channel_task = channels_->enqueue(task->channel, task, task->name);
+  }
+  task->inputs.assign(header.num_accesses, nullptr);
+  task->outputs.assign(header.num_accesses, nullptr);
+
+  for (size_t i = 0; i < header.num_accesses; ++i) {
+    const wire::Access& access = task->accesses[i];
+    if (access.in_version) {
+      Version* input = versions_.find(access.in_version);
+      if (!input && access.source == wire::kSourceBroadcast) {
+        // Arrives by a broadcast: the route (from whichever rank forwards it
+        // here) may come before or after this task.
+        input = versions_.expect(access.in_version, access.bytes);
+      } else if (!input) {
+        if (access.source < 0)
+          fail("task " + std::to_string(task->id) + " reads version " +
+               std::to_string(access.in_version) + ", which this rank never had");
+        input = create_or_fail(access.in_version, access.bytes);
+        versions_.give_buffer(input);
+        transport_.receive_data(access.source, access.tag, input->data, access.bytes,
+                                make_cookie(input, kReceive));
+        if (trace::enabled())
+          trace::receive_posted(trace::Arrival::receive, input->id, access.source, access.bytes);
+      }
+      // The task's buffer is the access's size; an input of another size
+      // would be over-read (copied into the output, or handed to the task).
+      if (input->bytes != access.bytes)
+        protocol_error("task " + std::to_string(task->id) + " reads version " +
+                       std::to_string(access.in_version) + " as " + std::to_string(access.bytes) +
+                       " bytes, it has " + std::to_string(input->bytes));
+      input->uses += 1;
+      task->inputs[i] = input;
+      if (!input->ready) {
+        task->waiting += 1;
+        input->waiters.push_back({VersionWaiter::Kind::task, 0, 0, task});
+      }
+    }
+    if (access.out_version) {
+      Version* output = create_or_fail(access.out_version, access.bytes);
+      output->uses = 1;  // the producer: kept until it has finished
+      task->outputs[i] = output;
+    }
+  }
+  if (task->waiting == 0) newly_ready_.push_back(task);
+}
+
+void Engine::apply_send(const wire::Send& send) {
+  Version* version = find_or_fail(send.version, "send");
+  version->uses += 1;
+  if (version->ready) {
+    send_version(version, send.dest, send.tag);
+  } else {
+    version->waiters.push_back({VersionWaiter::Kind::send, send.dest, send.tag, nullptr});
+  }
+}
+
+void Engine::apply_retire(uint64_t id) {
+  Version* version = find_or_fail(id, "retire");
+  version->retired = true;
+  version->uses += 1;  // balanced by release_use: frees it if nothing else holds it
+  release_use(version);
+}
+
+void Engine::apply_create(const wire::Create& create) {
+  Version* version = create_or_fail(create.version, create.bytes);
+  versions_.give_buffer(version, create.buffer);
+  version_ready(version);
+}
+
+void Engine::apply_fetch(const wire::Fetch& fetch) {
+  if (fetch.source >= 0) {
+    transport_.receive_data(fetch.source, fetch.tag, fetch.host, fetch.bytes,
+                            make_cookie(keep_fetch(fetch), kFetch));
+    if (trace::enabled())
+      trace::receive_posted(trace::Arrival::fetch, fetch.version, fetch.source, fetch.bytes);
+    return;
+  }
+  Version* version = find_or_fail(fetch.version, "fetch");
+  // copy_to_host copies fetch.bytes out of the version's buffer.
+  if (version->bytes != fetch.bytes)
+    protocol_error("a fetch of " + std::to_string(fetch.bytes) + " bytes of version " +
+                   std::to_string(fetch.version) + ", which has " + std::to_string(version->bytes));
+  version->uses += 1;
+  if (version->ready) {
+    copy_to_host(version, fetch);
+  } else {
+    version->waiters.push_back({VersionWaiter::Kind::fetch, 0, 0, keep_fetch(fetch)});
+  }
+}
+
+}  // namespace taskgrid::runtime
