@@ -125,13 +125,16 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
   const std::vector<std::vector<char>> all = collectives.gather(0, &stats, sizeof stats);
   if (collectives.rank() != 0) return;
   const int size = collectives.size();
+  std::vector<runtime::EngineStats> ranks(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r)
+    std::memcpy(static_cast<void*>(&ranks[static_cast<size_t>(r)]),
+                all[static_cast<size_t>(r)].data(), sizeof(runtime::EngineStats));
   std::fprintf(
       stderr,
       "taskgrid stats: rank  tasks  task_ms  data_sent(msgs/bytes)  "
       "data_received(msgs/bytes)  control_sent(msgs/bytes)  control_received  reclaimed\n");
   for (int r = 0; r < size; ++r) {
-    runtime::EngineStats s;
-    std::memcpy(static_cast<void*>(&s), all[static_cast<size_t>(r)].data(), sizeof s);
+    const runtime::EngineStats& s = ranks[static_cast<size_t>(r)];
     std::fprintf(
         stderr,
         "taskgrid stats: %4d %6llu %8.3f %8llu/%-12llu %8llu/%-12llu %8llu/%-12llu %8llu %9llu\n",
@@ -146,8 +149,7 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
         static_cast<unsigned long long>(s.versions_reclaimed));
   }
   for (int r = 0; r < size; ++r) {
-    runtime::EngineStats s;
-    std::memcpy(static_cast<void*>(&s), all[static_cast<size_t>(r)].data(), sizeof s);
+    const runtime::EngineStats& s = ranks[static_cast<size_t>(r)];
     std::fprintf(stderr,
                  "taskgrid bcast stats: rank %d rooted %llu routes_received %llu chunks_sent %llu "
                  "chunks_received %llu mpi_bcasts %llu\n",
@@ -158,8 +160,7 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
                  static_cast<unsigned long long>(s.mpi_broadcasts));
   }
   for (int r = 0; r < size; ++r) {
-    runtime::EngineStats s;
-    std::memcpy(static_cast<void*>(&s), all[static_cast<size_t>(r)].data(), sizeof s);
+    const runtime::EngineStats& s = ranks[static_cast<size_t>(r)];
     std::fprintf(stderr,
                  "taskgrid memory stats: rank %d versions_live %llu version_bytes_held %llu "
                  "version_bytes_peak %llu pool_idle_bytes %llu\n",
