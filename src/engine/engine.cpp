@@ -118,8 +118,6 @@ void Engine::version_ready(Version* version) {
   version->waiters.clear();
 }
 
-void Engine::release_use(Version* version) { versions_.release_use(version); }
-
 wire::Fetch* Engine::keep_fetch(const wire::Fetch& fetch) {
   fetches_.push_back(std::make_unique<wire::Fetch>(fetch));
   return fetches_.back().get();
@@ -155,10 +153,12 @@ void Engine::make_ready(Task* task) {
   // Output buffers are taken only now, so a long queue of planned tasks does
   // not hold memory. An inout task takes over its input's buffer when it is
   // the last user of a retired version; otherwise it works on a copy.
-  task->buffers.resize(task->accesses.size());
-  for (size_t i = 0; i < task->accesses.size(); ++i) {
-    Version* input = task->inputs[i];
-    Version* output = task->outputs[i];
+  const size_t count = task->accesses.size();
+  task->buffers.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const Task::Access& access = task->accesses[i];
+    Version* input = access.input;
+    Version* output = access.output;
     if (output) {
       if (input && input->uses == 1 && input->retired) {
         output->data = input->data;
@@ -240,12 +240,12 @@ void Engine::finish(Task* task) {
   tasks_.finished();
   stats_.tasks_executed += 1;
   stats_.task_ns += task->duration_ns;
-  for (size_t i = 0; i < task->accesses.size(); ++i) {
-    if (Version* output = task->outputs[i]) {
+  for (const Task::Access& access : task->accesses) {
+    if (Version* output = access.output) {
       version_ready(output);
       release_use(output);
     }
-    if (Version* input = task->inputs[i]) release_use(input);
+    if (Version* input = access.input) release_use(input);
   }
   completions_.add({task->id, task->duration_ns});
   tasks_.release(task);

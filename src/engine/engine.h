@@ -113,7 +113,7 @@ class Engine final : public CommandSink, private VersionEvents {
   Version* find_or_fail(uint64_t id, const char* why);
   Version* create_or_fail(uint64_t id, size_t bytes);
   void version_ready(Version* version);
-  void release_use(Version* version);
+  void release_use(Version* version) { versions_.release_use(version); }
   void send_version(Version* version, int dest, int tag);
   void copy_to_host(Version* version, const wire::Fetch& fetch);
   wire::Fetch* keep_fetch(const wire::Fetch& fetch);

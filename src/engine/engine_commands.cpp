@@ -96,10 +96,6 @@ void Engine::apply_task(const char* payload) {
          " names a function that is not registered on this rank (id " +
          std::to_string(header.function) + "); every rank must register the same functions");
   task->waiting = 0;
-  task->accesses.resize(header.num_accesses);
-  // memcpy wants non-null pointers even for 0 bytes; a fresh record has none.
-  if (header.num_accesses)
-    std::memcpy(task->accesses.data(), view.accesses, header.num_accesses * sizeof(wire::Access));
   task->args.assign(view.args, view.args + header.args_bytes);
   task->name =
       header.name_bytes ? tasks_.intern(view.name, header.name_bytes) : task->function->name;
@@ -112,11 +108,17 @@ void Engine::apply_task(const char* payload) {
            ", but this rank has 0");
     task->channel_task = channels_->enqueue(task->channel, task, task->name);
   }
-  task->inputs.assign(header.num_accesses, nullptr);
-  task->outputs.assign(header.num_accesses, nullptr);
 
-  for (size_t i = 0; i < header.num_accesses; ++i) {
-    const wire::Access& access = task->accesses[i];
+  const size_t count = header.num_accesses;
+  task->accesses.resize(count);
+  Task::Access* accesses = task->accesses.data();
+  for (size_t i = 0; i < count; ++i) {
+    Task::Access& slot = accesses[i];
+    // The batch is a byte stream: its records need not be aligned.
+    std::memcpy(&slot.wire, view.accesses + i * sizeof(wire::Access), sizeof(wire::Access));
+    slot.input = nullptr;
+    slot.output = nullptr;
+    const wire::Access& access = slot.wire;
     if (access.in_version) {
       Version* input = versions_.find(access.in_version);
       if (!input && access.source == wire::kSourceBroadcast) {
@@ -141,7 +143,7 @@ void Engine::apply_task(const char* payload) {
                        std::to_string(access.in_version) + " as " + std::to_string(access.bytes) +
                        " bytes, it has " + std::to_string(input->bytes));
       input->uses += 1;
-      task->inputs[i] = input;
+      slot.input = input;
       if (!input->ready) {
         task->waiting += 1;
         input->waiters.push_back({VersionWaiter::Kind::task, 0, 0, task});
@@ -150,7 +152,7 @@ void Engine::apply_task(const char* payload) {
     if (access.out_version) {
       Version* output = create_or_fail(access.out_version, access.bytes);
       output->uses = 1;  // the producer: kept until it has finished
-      task->outputs[i] = output;
+      slot.output = output;
     }
   }
   if (task->waiting == 0) newly_ready_.push_back(task);

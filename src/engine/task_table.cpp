@@ -13,8 +13,6 @@ Task* TaskTable::acquire() {
   // of thousands of tasks to warm up that way). Larger tasks still grow them.
   auto task = std::make_unique<Task>();
   task->accesses.reserve(kTypicalAccesses);
-  task->inputs.reserve(kTypicalAccesses);
-  task->outputs.reserve(kTypicalAccesses);
   task->buffers.reserve(kTypicalAccesses);
   task->args.reserve(kTypicalArgBytes);
   storage_.push_back(std::move(task));

@@ -29,10 +29,16 @@ struct Task {
   uint64_t id = 0;
   const detail::RegisteredFunction* function = nullptr;
   uint32_t waiting = 0;  // inputs not yet present
-  std::vector<wire::Access> accesses;
-  std::vector<Version*> inputs;   // per access, nullptr when it does not read
-  std::vector<Version*> outputs;  // per access, nullptr when it does not write
-  std::vector<detail::TaskContextAccess::Buffer> buffers;
+  // Per access: what the command says, and the versions it reads and
+  // writes (nullptr when it does not). One record per access, so decoding,
+  // readying and finishing a task walk one array.
+  struct Access {
+    wire::Access wire;
+    Version* input;
+    Version* output;
+  };
+  std::vector<Access> accesses;
+  std::vector<detail::TaskContextAccess::Buffer> buffers;  // what the body sees
   std::vector<char> args;
   const char* name = nullptr;  // interned: the option's name or the function's
   int channel = -1;

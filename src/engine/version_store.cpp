@@ -38,8 +38,7 @@ Version* VersionStore::expect(uint64_t id, size_t bytes) {
   return version;
 }
 
-bool VersionStore::release_use(Version* version) {
-  if (--version->uses > 0 || !version->retired) return false;
+void VersionStore::reclaim(Version* version) {
   // Retired and unused: no command can name it again on this rank.
   if (version->data) {
     buffers_.put(version->data, version->bytes);
@@ -49,7 +48,6 @@ bool VersionStore::release_use(Version* version) {
   by_id_.erase(version->id);
   free_.push_back(version);
   reclaimed_ += 1;
-  return true;
 }
 
 }  // namespace taskgrid::runtime

@@ -59,7 +59,12 @@ class VersionStore {
   Version* expect(uint64_t id, size_t bytes);
   // Drops one use. A retired version without uses is freed (its buffer goes
   // back to the pool); returns true then.
-  bool release_use(Version* version);
+  bool release_use(Version* version) {
+    // Inline: every access of every task ends here, and it is usually just this.
+    if (--version->uses > 0 || !version->retired) return false;
+    reclaim(version);
+    return true;
+  }
 
   // Gives `version` a buffer of its size: from the pool, or one allocated
   // elsewhere (enter_data's copy). Either way it is counted as held.
@@ -75,6 +80,9 @@ class VersionStore {
   uint64_t idle_bytes() const { return buffers_.cached_bytes(); }
 
  private:
+  // Frees a retired version without uses (its buffer goes back to the pool).
+  void reclaim(Version* version);
+
   data::FlatIdMap<Version> by_id_{1024};
   std::vector<std::unique_ptr<Version>> storage_;
   std::vector<Version*> free_;
