@@ -25,9 +25,9 @@ def frame(kind, body, declared=None):
 
 
 def task(accesses=(), args=b'', name=b'', n=None, args_bytes=None, name_bytes=None, channel=-1):
-    body = struct.pack('<QIIIiIi', 77, 1, len(accesses) if n is None else n,
+    body = struct.pack('<QIIIiIiQ', 77, 1, len(accesses) if n is None else n,
                        len(args) if args_bytes is None else args_bytes, channel,
-                       len(name) if name_bytes is None else name_bytes, 0)
+                       len(name) if name_bytes is None else name_bytes, 0, 1)
     body += b''.join(struct.pack('<QQQiiB7x', *a) for a in accesses)
     return frame('task', body + args + name)
 
@@ -74,7 +74,7 @@ BAD = {
     'huge-create': sel(0) + create(5, 1 << 50),
     'fetch-to-null': sel(0) + fetch(5, -1, 8, ptr=0),
     'short-completed': sel(1) + frame('completed', bytes(10)),
-    'completed-not-head': sel(2, 1) + frame('completed', struct.pack('<QQ', 1, 0)),
+    'completed-not-head': sel(2, 1) + frame('completed', struct.pack('<QQQ', 1, 0, 1)),
     'create-from-other-rank': sel(0, 1) + create(5, 8),
     'fetch-from-other-rank': sel(0, 1) + fetch(5, 2, 8),
     'short-route': sel(2, 1) + frame('route', bytes(8)),
@@ -96,7 +96,7 @@ OK = {
                    frame('retire', struct.pack('<Q', 11)),
     'local-create-fetch': sel(0) + create(21, 16) + fetch(21, -1, 16) + fetch(22, 2, 16),
     'spmd-local-task': sel(1, 1) + task([(0, 3, 16, -1, 0, 2)]) + STOP,
-    'completed': sel(3) + frame('completed', struct.pack('<QQQQ', 1, 10, 2, 20)),
+    'completed': sel(3) + frame('completed', struct.pack('<QQQQQQ', 1, 10, 1, 2, 20, 2)),
     'route': sel(2, 1) + route('route', 1000, 96, [0, 3]),
     'broadcast': sel(0, 1) + route('broadcast', 1000, 96, [0, 2, 3], shape=2),
     'mpi-broadcast': sel(0, 1) + mpi(1000, 0, [0, 1, 2, 3]),

@@ -42,7 +42,7 @@ class InstantSink final : public runtime::CommandSink {
         wire::Task task;
         std::memcpy(&task, payload, sizeof task);
         ++tasks_;
-        completed_.push_back(wire::Completed{task.task_id, 0});
+        completed_.push_back(wire::Completed{task.task_id, 0, task.completion_key});
       } else if (header.kind == wire::Kind::create) {
         wire::Create create;
         std::memcpy(&create, payload, sizeof create);

@@ -60,8 +60,9 @@ struct Job {
 
 // Each task reads one handle of its rank and updates another (a stencil-like
 // chain), on rank `rank_of(i)`.
+// The engine reports completions every `deliver_every` submissions.
 template <typename RankOf>
-void submit_tasks(benchmark::State& state, RankOf rank_of) {
+void submit_tasks(benchmark::State& state, RankOf rank_of, int64_t deliver_every = kFlushEvery) {
   Job job(static_cast<int>(state.range(0)));
   const taskgrid::FunctionId function = taskgrid::function_id(empty_task);
   int64_t i = 0;
@@ -74,7 +75,7 @@ void submit_tasks(benchmark::State& state, RankOf rank_of) {
         taskgrid::in(job.handle(rank, (slot + 1) % kHandlesPerRank)),
         taskgrid::inout(job.handle(rank, slot))};
     job.planner->submit(function, accesses, 2, options, &i, sizeof i);
-    if (++i % kFlushEvery == 0) job.sink.deliver();
+    if (++i % deliver_every == 0) job.sink.deliver();
   }
   job.sink.deliver();
   state.counters["local_tasks"] = static_cast<double>(job.sink.tasks());
@@ -97,9 +98,20 @@ void Balanced(benchmark::State& state) {
   submit_tasks(state, [owners](int64_t i) { return static_cast<int>(i % owners); });
 }
 
+// Balanced, with up to kDeepWindow of this rank's tasks in flight (the
+// default submission window is 4096): the planner's in-flight table then
+// holds thousands of tasks that are one in `ranks` of all task ids.
+constexpr int64_t kDeepWindow = 4096;
+void BalancedDeepWindow(benchmark::State& state) {
+  const int owners = static_cast<int>(std::min<int64_t>(state.range(0), 64));
+  submit_tasks(
+      state, [owners](int64_t i) { return static_cast<int>(i % owners); }, kDeepWindow * owners);
+}
+
 BENCHMARK(Local)->Arg(4)->Arg(64)->Arg(1024);
 BENCHMARK(Foreign)->Arg(4)->Arg(64)->Arg(1024);
 BENCHMARK(Balanced)->Arg(4)->Arg(64)->Arg(1024);
+BENCHMARK(BalancedDeepWindow)->Arg(4)->Arg(16)->Arg(64);
 
 }  // namespace
 

@@ -56,6 +56,10 @@ struct Task {
   int32_t channel;  // task-aware communication channel, -1: none
   uint32_t name_bytes;
   int32_t priority;  // TaskOptions::priority: order among ready tasks
+  // Returned in the task's Completed record: the planner's key for the task
+  // in flight. Dense per planner (task ids are not in spmd mode, where a
+  // rank's own tasks are a sparse subset of all tasks).
+  uint64_t completion_key;
 };
 
 struct Send {
@@ -110,6 +114,7 @@ struct MpiBroadcast {
 struct Completed {
   uint64_t task_id;
   uint64_t duration_ns;
+  uint64_t completion_key;  // Task::completion_key
 };
 
 // Appends framed commands to a batch.

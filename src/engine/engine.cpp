@@ -247,7 +247,7 @@ void Engine::finish(Task* task) {
     }
     if (Version* input = access.input) release_use(input);
   }
-  completions_.add({task->id, task->duration_ns});
+  completions_.add({task->id, task->duration_ns, task->completion_key});
   tasks_.release(task);
 }
 

@@ -90,6 +90,7 @@ void Engine::apply_task(const char* payload) {
   const wire::Task& header = view.task;
   Task* task = tasks_.acquire();
   task->id = header.task_id;
+  task->completion_key = header.completion_key;
   task->function = detail::find_function(FunctionId{header.function});
   if (!task->function)
     fail("task " + std::to_string(header.task_id) +

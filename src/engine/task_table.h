@@ -27,6 +27,7 @@ struct Version;
 
 struct Task {
   uint64_t id = 0;
+  uint64_t completion_key = 0;  // wire::Task::completion_key
   const detail::RegisteredFunction* function = nullptr;
   uint32_t waiting = 0;  // inputs not yet present
   // Per access: what the command says, and the versions it reads and

@@ -6,13 +6,13 @@ InFlightTasks::~InFlightTasks() {
   records_.for_each([this](uint64_t, Record& record) { release_spill(record); });
 }
 
-void InFlightTasks::add(uint64_t task_id, uint32_t function, int rank, bool communicates,
+void InFlightTasks::add(uint64_t key, uint32_t function, int rank, bool communicates,
                         const graph::ResolvedAccess* accesses, size_t count) {
   uint64_t* spill = nullptr;
   if (count > kInline)
     spill = static_cast<uint64_t*>(pool_.allocate(count * sizeof(uint64_t), alignof(uint64_t)));
   // Filled in place: the slot may hold a completed task's record.
-  Record& record = records_.claim(task_id);
+  Record& record = records_.claim(key);
   record.function = function;
   record.rank = rank;
   record.count = static_cast<uint32_t>(count);

@@ -1,11 +1,12 @@
 // InFlightTasks: the tasks this planner waits for (submitted to an engine it
-// commands, not yet reported complete), by task id, with what a completion
+// commands, not yet reported complete), by key, with what a completion
 // needs: the rank (the placement policy's load), the function (the cost
 // model), whether it is a channel task, the handles it accesses (their
 // counts of tasks in flight) and the bytes it writes. Owns the counts of
 // tasks and bytes in flight that the submission window and wait_all read.
 //
-// Task ids are sequential, so records live in a sliding table by id
+// Keys are the planner's count of its own tasks (wire::Task::completion_key),
+// sequential in both modes, so records live in a sliding table by key
 // (data/sliding_id_table.h); the handles of a task with more than kInline
 // accesses come from a node pool. Adding and completing a task allocate
 // nothing in steady state.
@@ -33,20 +34,20 @@ class InFlightTasks {
   InFlightTasks(const InFlightTasks&) = delete;
   InFlightTasks& operator=(const InFlightTasks&) = delete;
 
-  void add(uint64_t task_id, uint32_t function, int rank, bool communicates,
+  void add(uint64_t key, uint32_t function, int rank, bool communicates,
            const graph::ResolvedAccess* accesses, size_t count);
   // Forgets a completed task: calls on_handle(handle id) for each of its
   // accesses and returns true, or false for an id not in flight.
   template <typename OnHandle>
-  bool complete(uint64_t task_id, Done& done, OnHandle&& on_handle) {
-    Record* record = records_.find(task_id);
+  bool complete(uint64_t key, Done& done, OnHandle&& on_handle) {
+    Record* record = records_.find(key);
     if (!record) return false;
     done = Done{record->function, record->rank, record->communicates};
     const uint64_t* handles = record->handles();
     for (uint32_t i = 0; i < record->count; ++i) on_handle(handles[i]);
     output_bytes_ -= record->output_bytes;
     release_spill(*record);
-    records_.erase(task_id);
+    records_.erase(key);
     completed_ += 1;
     if (done.communicates) communicating_ -= 1;
     return true;

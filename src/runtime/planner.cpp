@@ -56,6 +56,21 @@ Planner::Planner(CommandSink& sink, const PlannerConfig& config)
 
 const char* Planner::scheduler_name() const { return analysis_.scheduler_name(); }
 
+void Planner::flush_for_tests() {
+  std::lock_guard lock(mutex_);
+  batches_.flush_all();
+}
+
+uint64_t Planner::in_flight_for_tests() {
+  std::lock_guard lock(mutex_);
+  return in_flight_.in_flight();
+}
+
+size_t Planner::in_flight_moved_aside_for_tests() {
+  std::lock_guard lock(mutex_);
+  return in_flight_.long_lived();
+}
+
 int Planner::owner(DataHandle handle) {
   std::lock_guard lock(mutex_);
   return analysis_.tracker().state(handle).owner;
@@ -121,13 +136,17 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   plan::CommandBuffer* batch = local ? &batches_.to(rank) : nullptr;
   size_t accesses_at = 0;
   if (local) {
-    in_flight_.add(task_id, function.value, rank, options.channel >= 0, resolved.data(), count);
+    // The in-flight table is keyed by a count of this planner's own tasks: in
+    // spmd mode they are one in `ranks` of the task ids, and a table by task
+    // id would be that sparse (see wire::Task::completion_key).
+    const uint64_t key = next_completion_key_++;
+    in_flight_.add(key, function.value, rank, options.channel >= 0, resolved.data(), count);
     analysis_.count_in_flight();
     const auto name_bytes = static_cast<uint32_t>(options.name ? std::strlen(options.name) : 0);
     accesses_at = batch->add_task_without_accesses(
         wire::Task{task_id, function.value, static_cast<uint32_t>(count),
-                   static_cast<uint32_t>(args_bytes), options.channel, name_bytes,
-                   options.priority},
+                   static_cast<uint32_t>(args_bytes), options.channel, name_bytes, options.priority,
+                   key},
         args, options.name);
   }
   for (size_t i = 0; i < count; ++i) {
@@ -320,7 +339,7 @@ void Planner::on_completed(const wire::Completed* records, size_t count) {
     graph::DependencyTracker& tracker = analysis_.tracker();
     for (size_t i = 0; i < count; ++i) {
       plan::InFlightTasks::Done done;
-      if (!in_flight_.complete(records[i].task_id, done, [&](uint64_t handle) {
+      if (!in_flight_.complete(records[i].completion_key, done, [&](uint64_t handle) {
             if (tracker.task_done(handle)) wake = true;
           }))
         continue;

@@ -86,6 +86,11 @@ class Planner final : public EngineListener {
   // Waits for this planner's tasks, then stops the engines it commands.
   void shutdown();
   const char* scheduler_name() const;
+  // For tests: hands every batch to the sink; the tasks in flight, and how
+  // many of them the in-flight table keeps outside its ring.
+  void flush_for_tests();
+  uint64_t in_flight_for_tests();
+  size_t in_flight_moved_aside_for_tests();
   int owner(DataHandle handle);
 
   // EngineListener (engine thread).
@@ -130,7 +135,8 @@ class Planner final : public EngineListener {
   std::unordered_set<uint64_t> fetches_pending_;
   uint64_t submissions_ = 0;
   uint64_t next_task_id_ = 1;
-  int waiters_ = 0;  // program threads blocked in wait_until
+  uint64_t next_completion_key_ = 1;  // this planner's own tasks, counted
+  int waiters_ = 0;                   // program threads blocked in wait_until
   // The program waits in wait_for_window, on its own condition: the waits of
   // wait_until wake on every drained handle, which would wake it for nothing.
   bool window_waiting_ = false;

@@ -52,7 +52,7 @@ TEST(CommandBatches, TasksAreWrittenAsBatchWriterWritesThem) {
   const char args[5] = {'a', 'b', 'c', 'd', 'e'};
   const char* name = "named";
   const wire::Task tasks[3] = {
-      {1, 42, 3, 5, -1, 5, 0}, {2, 43, 0, 0, 2, 0, 0}, {3, 44, 1, 0, -1, 0, 0}};
+      {1, 42, 3, 5, -1, 5, 0, 1}, {2, 43, 0, 0, 2, 0, 0, 2}, {3, 44, 1, 0, -1, 0, 0, 3}};
   for (const wire::Task& task : tasks) {
     batches.add_task(1, task, accesses, args, name);
     expected.add_task(task, accesses, args, name);
@@ -71,7 +71,7 @@ TEST(CommandBatches, AccessesWrittenAfterTheTaskGiveTheSameBytes) {
   wire::BatchWriter expected;
   const wire::Access accesses[2] = {{4, 0, 8, 2, 99, 1, {}}, {0, 5, 8, -1, 0, 2, {}}};
   const uint64_t args = 0x0123456789abcdefull;
-  const wire::Task task{9, 7, 2, sizeof args, -1, 0, 0};
+  const wire::Task task{9, 7, 2, sizeof args, -1, 0, 0, 4};
   const size_t at = batches.to(0).add_task_without_accesses(task, &args, "");
   batches.to(0).set_access(at, 1, accesses[1]);
   batches.to(0).set_access(at, 0, accesses[0]);

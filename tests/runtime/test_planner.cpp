@@ -112,6 +112,31 @@ TEST(Planner, SpmdEmitsOnlyThisRanksCommands) {
   EXPECT_EQ(sink.instant().tasks(), 1u);
 }
 
+// In spmd mode a rank's own tasks are one in `ranks` of the task ids. Its
+// table of tasks in flight is keyed by its own count of them, so a deep window
+// of them stays in the table's ring; keyed by task id, all but 4096/8 of them
+// went to the table's side map (a hash map) once the ring stopped growing.
+TEST(Planner, SpmdOwnTasksInFlightStayInTheRingWhenTheyAreOneInEight) {
+  bench::InstantSink sink(0);
+  Planner planner(sink, spmd_config(0, 8));
+  sink.set_listener(&planner);
+  constexpr int kTasks = 8 * 6000;
+  for (int i = 0; i < kTasks; ++i) {
+    TaskOptions options;
+    options.rank = i % 8;
+    planner.submit(function_id(planner_test_task), nullptr, 0, options, nullptr, 0);
+  }
+  planner.flush_for_tests();
+  EXPECT_EQ(sink.tasks(), static_cast<uint64_t>(kTasks / 8));
+  EXPECT_EQ(planner.in_flight_for_tests(), static_cast<uint64_t>(kTasks / 8));
+  EXPECT_EQ(planner.in_flight_moved_aside_for_tests(), 0u);
+  {
+    EngineThread engine(sink);
+    planner.wait_all();
+  }
+  EXPECT_EQ(planner.in_flight_for_tests(), 0u);
+}
+
 // Rank 0 produces a version that a task on rank 1 reads: rank 0's planner
 // orders the send, rank 1's planner makes its task expect it from rank 0 with
 // the same tag (both plan the same sequence independently).

@@ -266,7 +266,7 @@ const std::vector<Case>& cases() {
       {"CompletedToARankThatIsNotTheHead", 1,
        [] {
          return std::vector<std::pair<int, Batch>>{
-             {2, frame(wire::Kind::completed, body_of(wire::Completed{1, 0}))}};
+             {2, frame(wire::Kind::completed, body_of(wire::Completed{1, 0, 1}))}};
        },
        "rank 1: protocol error: a completed command from rank 2: completions sent to a rank that "
        "is not the head"},
@@ -350,7 +350,7 @@ TEST(ProtocolErrors, WellFormedBatchesRunToTheEnd) {
   EXPECT_EXIT(
       run_engine(
           0, {{0, join(create_command(5, 64), task_command(task_fields(1), {access(5, 6, 64)}))},
-              {1, frame(wire::Kind::completed, body_of(wire::Completed{9, 1}))}}),
+              {1, frame(wire::Kind::completed, body_of(wire::Completed{9, 1, 9}))}}),
       ::testing::ExitedWithCode(0), "");
   EXPECT_EXIT(run_engine(1, {{0, join(task_command(task_fields(1), {access(0, 3, 16)}),
                                       frame(wire::Kind::retire, body_of(wire::Retire{3})))}}),

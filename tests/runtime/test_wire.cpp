@@ -55,6 +55,7 @@ struct Sample {
     accesses = {make_access(11, 0, 800, -1, 0, 1), make_access(0, 12, 8, 3, 77, 2),
                 make_access(13, 14, (uint64_t{1} << 40) + 3, 2, -5, 3)};
     task.task_id = 0x0123456789abcdefULL;
+    task.completion_key = 0x00ff00ff00ff00ffULL;
     task.function = 0xdeadbeefu;
     task.num_accesses = static_cast<uint32_t>(accesses.size());
     task.args_bytes = static_cast<uint32_t>(args.size());
@@ -82,8 +83,8 @@ struct Sample {
     w.add(wire::Kind::fetch, fetch);
     boundaries.push_back(w.size());
 
-    completed = {wire::Completed{5, 1000}, wire::Completed{6, 2000},
-                 wire::Completed{7, UINT64_MAX}};
+    completed = {wire::Completed{5, 1000, 1}, wire::Completed{6, 2000, 2},
+                 wire::Completed{7, UINT64_MAX, 3}};
     // One record per command, as engines report them...
     w.add(wire::Kind::completed, completed[0]);
     boundaries.push_back(w.size());
@@ -133,6 +134,7 @@ TEST(Wire, EveryCommandKindRoundTrips) {
   {
     const auto task = wire::read<wire::Task>(p);
     EXPECT_EQ(task.task_id, s.task.task_id);
+    EXPECT_EQ(task.completion_key, s.task.completion_key);
     EXPECT_EQ(task.function, s.task.function);
     EXPECT_EQ(task.num_accesses, 3u);
     EXPECT_EQ(task.args_bytes, 5u);
@@ -204,6 +206,7 @@ TEST(Wire, EveryCommandKindRoundTrips) {
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(records[i].task_id, s.completed[i].task_id);
     EXPECT_EQ(records[i].duration_ns, s.completed[i].duration_ns);
+    EXPECT_EQ(records[i].completion_key, s.completed[i].completion_key);
   }
 
   ASSERT_TRUE(reader.next(h, p));
