@@ -26,6 +26,7 @@
 #include <mutex>
 #include <vector>
 
+#include "comm/futex_lock.h"
 #include "comm/idle_backoff.h"
 #include "comm/transport.h"
 #include "comm/wire.h"
@@ -154,7 +155,7 @@ class Engine final : public CommandSink, private VersionEvents {
 
   // Posted batches (any thread) -> the driving thread. `has_posted_` lets the
   // loop skip the lock when nothing was posted.
-  std::mutex posted_mutex_;
+  comm::FutexLock posted_mutex_;
   std::atomic<bool> has_posted_{false};
   std::vector<std::pair<int, std::vector<char>>> posted_;
   std::vector<std::pair<int, std::vector<char>>> posted_taken_;
@@ -167,7 +168,7 @@ class Engine final : public CommandSink, private VersionEvents {
 
   // Driving: one thread at a time holds drive_mutex_ for a pass of the loop.
   // While a program thread drives (helpers_ > 0) the engine thread sleeps.
-  std::mutex drive_mutex_;
+  comm::FutexLock drive_mutex_;
   std::atomic<int> helpers_{0};
   // When a program thread last drove or helped: the engine thread stays
   // asleep for kProgramGraceNs after it, as the program is likely back soon.

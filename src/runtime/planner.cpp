@@ -212,7 +212,7 @@ void Planner::retire(uint64_t version) {
   });
 }
 
-void Planner::create_broadcast_comms(std::unique_lock<std::mutex>& lock) {
+void Planner::create_broadcast_comms(std::unique_lock<comm::FutexLock>& lock) {
   const auto todo = broadcasts_.take_communicators_to_create();
   // Blocking and collective among the members: never while holding the
   // planner lock, which the engine thread needs to report completions.
@@ -221,7 +221,8 @@ void Planner::create_broadcast_comms(std::unique_lock<std::mutex>& lock) {
   lock.lock();
 }
 
-void Planner::wait_until(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done) {
+void Planner::wait_until(std::unique_lock<comm::FutexLock>& lock,
+                         const std::function<bool()>& done) {
   broadcasts_.deliver_all();
   batches_.flush_all();
   if (broadcasts_.has_communicators_to_create()) create_broadcast_comms(lock);
@@ -236,7 +237,7 @@ void Planner::wait_until(std::unique_lock<std::mutex>& lock, const std::function
   waiters_ -= 1;
 }
 
-void Planner::block(std::unique_lock<std::mutex>& lock, std::condition_variable& condition,
+void Planner::block(std::unique_lock<comm::FutexLock>& lock, std::condition_variable_any& condition,
                     const std::function<bool()>& done) {
   if (done()) return;
   // The thread model: where the sink can be driven, this thread runs the
@@ -266,7 +267,7 @@ bool Planner::window_half_empty() const {
          (config_.window_bytes == 0 || in_flight_.output_bytes() <= config_.window_bytes / 2);
 }
 
-void Planner::wait_for_window(std::unique_lock<std::mutex>& lock) {
+void Planner::wait_for_window(std::unique_lock<comm::FutexLock>& lock) {
   batches_.flush_all();  // the engines must have the tasks to finish them
   window_waiting_ = true;
   block(lock, window_open_, [this] { return window_half_empty(); });

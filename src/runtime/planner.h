@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "coll/broadcast.h"
+#include "comm/futex_lock.h"
 #include "comm/wire.h"
 #include "plan/analysis.h"
 #include "plan/batches.h"
@@ -110,23 +111,23 @@ class Planner final : public EngineListener {
   // Without mutex_ (spmd, mpi strategy): creates the communicators that the
   // broadcasts delivered since the last call need, at the same point of the
   // program on every member.
-  void create_broadcast_comms(std::unique_lock<std::mutex>& lock);
+  void create_broadcast_comms(std::unique_lock<comm::FutexLock>& lock);
   // A submitting thread runs a pass of the engine every this many submissions.
   static constexpr uint64_t kHelpEvery = 64;
-  void wait_until(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done);
+  void wait_until(std::unique_lock<comm::FutexLock>& lock, const std::function<bool()>& done);
   // Waits (lock held on entry and exit) until `done`, driving the sink if it can.
-  void block(std::unique_lock<std::mutex>& lock, std::condition_variable& condition,
+  void block(std::unique_lock<comm::FutexLock>& lock, std::condition_variable_any& condition,
              const std::function<bool()>& done);
   // Waits while the window is full (see PlannerConfig::window).
-  void wait_for_window(std::unique_lock<std::mutex>& lock);
+  void wait_for_window(std::unique_lock<comm::FutexLock>& lock);
   bool window_full() const;
   bool window_half_empty() const;
 
   CommandSink& sink_;
   PlannerConfig config_;
 
-  std::mutex mutex_;  // guards everything below
-  std::condition_variable changed_;
+  comm::FutexLock mutex_;  // guards everything below
+  std::condition_variable_any changed_;
   plan::TransferTags tags_;
   plan::CommandBatches batches_;
   plan::Analysis analysis_;
@@ -140,7 +141,7 @@ class Planner final : public EngineListener {
   // The program waits in wait_for_window, on its own condition: the waits of
   // wait_until wake on every drained handle, which would wake it for nothing.
   bool window_waiting_ = false;
-  std::condition_variable window_open_;
+  std::condition_variable_any window_open_;
   bool stopped_ = false;
 };
 
