@@ -79,22 +79,18 @@ void MpiTransport::send_control(int dest, std::vector<char>&& batch) {
   operations_[op].buffer = std::move(batch);
   MPI_Request request;
   check(MPI_Isend(operations_[op].buffer.data(), static_cast<int>(operations_[op].buffer.size()),
-                  MPI_BYTE, dest, kControlTag, comm_, &request),
+                  MPI_BYTE, dest, kControlTag, data_comm_, &request),
         "MPI_Isend (control)");
   add_request(request, op);
 }
 
 bool MpiTransport::receive_control(int& source, std::vector<char>& batch) {
-  int flag = 0;
-  MPI_Message message;
-  MPI_Status status;
-  check(MPI_Improbe(MPI_ANY_SOURCE, kControlTag, comm_, &flag, &message, &status), "MPI_Improbe");
-  if (!flag) return false;
-  int count = 0;
-  MPI_Get_count(&status, MPI_BYTE, &count);
-  batch.resize(static_cast<size_t>(count));
-  check(MPI_Mrecv(batch.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE), "MPI_Mrecv");
-  source = status.MPI_SOURCE;
+  if (!control_waiting_ && !probe_arrivals()) return false;
+  control_waiting_ = false;
+  batch.resize(static_cast<size_t>(control_count_));
+  check(MPI_Mrecv(batch.data(), control_count_, MPI_BYTE, &control_message_, MPI_STATUS_IGNORE),
+        "MPI_Mrecv");
+  source = control_source_;
   return true;
 }
 
@@ -243,19 +239,30 @@ void MpiTransport::deliver_stash(Stashed& stash, const Expected& expected,
   finished.push_back(expected.cookie);
 }
 
-bool MpiTransport::match_arrived_data(std::vector<uint64_t>& finished) {
-  (void)finished;
-  bool any = false;
+bool MpiTransport::probe_arrivals() {
+  // One probe per engine pass finds both kinds of message (control batches
+  // and data share a communicator; data tags start above kControlTag):
+  // MPI_Improbe is a few hundred instructions, with MPICH's lock.
+  probed_ = true;
+  if (control_waiting_) return true;  // a matched batch first, or it would be lost
   for (;;) {
     int flag = 0;
     MPI_Message message;
     MPI_Status status;
     check(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, data_comm_, &flag, &message, &status),
-          "MPI_Improbe (data)");
-    if (!flag) return any;
-    any = true;
+          "MPI_Improbe");
+    if (!flag) return false;
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
+    if (status.MPI_TAG == kControlTag) {
+      // Received by receive_control, into the caller's buffer.
+      control_waiting_ = true;
+      control_message_ = message;
+      control_count_ = count;
+      control_source_ = status.MPI_SOURCE;
+      return true;
+    }
+    data_matched_ = true;
     const uint64_t key = key_of(status.MPI_SOURCE, status.MPI_TAG);
     MPI_Request request;
     if (auto it = expected_.find(key); it != expected_.end()) {
@@ -285,7 +292,12 @@ bool MpiTransport::match_arrived_data(std::vector<uint64_t>& finished) {
 }
 
 bool MpiTransport::poll(std::vector<uint64_t>& finished) {
-  bool any = match_arrived_data(finished);
+  // receive_control probed in this pass already (data behind a control
+  // batch it stopped at waits for the next pass).
+  if (!probed_) probe_arrivals();
+  probed_ = false;
+  bool any = data_matched_;
+  data_matched_ = false;
   if (!stash_finished_.empty()) {
     finished.insert(finished.end(), stash_finished_.begin(), stash_finished_.end());
     stash_finished_.clear();

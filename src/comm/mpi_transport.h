@@ -95,7 +95,10 @@ class MpiTransport final : public Transport {
   uint32_t new_operation(Operation::Kind kind, uint64_t cookie, size_t bytes = 0, int peer = -1);
   void add_request(MPI_Request request, uint32_t operation);
   void check(int code, const char* call);
-  bool match_arrived_data(std::vector<uint64_t>& finished);
+  // Matches the data messages that arrived to their receives (or stashes
+  // them) until none is left, or until a control batch: then true, and the
+  // batch waits in control_message_ for receive_control.
+  bool probe_arrivals();
   void deliver_stash(Stashed& stash, const Expected& expected, std::vector<uint64_t>& finished);
   // Calls post(address, bytes) for each chunk of at most max_chunk_ bytes
   // (larger when that would make more than kMaxChunksPerTransfer chunks).
@@ -103,8 +106,8 @@ class MpiTransport final : public Transport {
   template <typename Post>
   void for_each_chunk(void* data, size_t bytes, Post&& post) const;
 
-  MPI_Comm comm_ = MPI_COMM_NULL;          // control
-  MPI_Comm data_comm_ = MPI_COMM_NULL;     // single-message transfers (probed)
+  MPI_Comm comm_ = MPI_COMM_NULL;          // set-up queries
+  MPI_Comm data_comm_ = MPI_COMM_NULL;     // control batches and single-message transfers (probed)
   MPI_Comm bulk_comm_ = MPI_COMM_NULL;     // chunked transfers (pre-posted)
   MPI_Comm group_parent_ = MPI_COMM_NULL;  // parent of the broadcast groups' communicators
   int rank_ = 0;
@@ -119,7 +122,14 @@ class MpiTransport final : public Transport {
   std::unordered_map<uint64_t, Expected> expected_;
   std::unordered_map<uint64_t, Stashed> stashed_;
   std::vector<uint64_t> stash_finished_;  // deliveries found outside poll()
-  size_t bulk_operations_ = 0;            // within the node, of kBulkBytes or more
+  // probe_arrivals' state between receive_control and poll.
+  bool probed_ = false;        // since the last poll()
+  bool data_matched_ = false;  // a data message was matched or stashed
+  bool control_waiting_ = false;
+  MPI_Message control_message_ = MPI_MESSAGE_NULL;
+  int control_count_ = 0;
+  int control_source_ = -1;
+  size_t bulk_operations_ = 0;  // within the node, of kBulkBytes or more
   std::vector<int32_t> node_of_rank_;
   // Broadcast groups: one communicator each (id = index + 1). The map is read
   // by the polling thread and written by the creating one.
