@@ -5,6 +5,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "comm/idle_backoff.h"
@@ -14,6 +17,13 @@ namespace taskgrid::comm {
 // Messages from this size on count as bulk data (see copying_bulk_data()):
 // above every eager limit in common use, so they need both sides' polling.
 inline constexpr size_t kBulkBytes = size_t{64} << 10;
+
+// A thread started through the seam (Transport::start_thread).
+class Thread {
+ public:
+  virtual ~Thread() = default;
+  virtual void join() = 0;
+};
 
 class Transport {
  public:
@@ -86,6 +96,27 @@ class Transport {
     backoff.idle(wakeup, streaming);
   }
 
+  // The thread primitives the engine uses beside the clock and idle():
+  // starting its threads (the task workers; the engine thread beside a
+  // program) and sleeping. A simulator backend makes them its actors and
+  // simulated sleeps. The engine's locks are comm::FutexLock (futex_lock.h).
+  virtual std::unique_ptr<Thread> start_thread(std::function<void()> body) {
+    class StdThread final : public Thread {
+     public:
+      explicit StdThread(std::function<void()> body) : thread_(std::move(body)) {}
+      ~StdThread() override {
+        if (thread_.joinable()) thread_.join();
+      }
+      void join() override {
+        if (thread_.joinable()) thread_.join();
+      }
+
+     private:
+      std::thread thread_;
+    };
+    return std::make_unique<StdThread>(std::move(body));
+  }
+  virtual void sleep_ns(uint64_t ns) { std::this_thread::sleep_for(std::chrono::nanoseconds(ns)); }
   // Ends the whole job at once (after a fatal error on this rank).
   [[noreturn]] virtual void abort_job(int status) = 0;
 };

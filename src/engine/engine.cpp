@@ -5,7 +5,6 @@
 #include <cstring>
 #include <exception>
 #include <string>
-#include <thread>
 
 #include "engine/task_context_access.h"
 #include "engine/transfer_cookie.h"
@@ -46,7 +45,8 @@ Engine::Engine(comm::Transport& transport, int threads, int head_rank,
       completions_(transport, head_rank, stats_) {
   if (threads > 1) {
     workers_ = std::make_unique<exec::WorkerPool<Task>>(
-        threads - 1, [this](Task* task) { execute(task); }, [this] { wakeup_.notify(); });
+        threads - 1, [this](Task* task) { execute(task); }, [this] { wakeup_.notify(); },
+        [this](std::function<void()> body) { return transport_.start_thread(std::move(body)); });
   }
 }
 
@@ -415,8 +415,7 @@ void Engine::run() {
     if (helpers_.load() > 0 || since_program < kProgramGraceNs) {
       // A program thread drives the loop, or did a moment ago and is likely
       // back soon: sleep, and look again in at most a millisecond.
-      std::this_thread::sleep_for(std::chrono::nanoseconds(
-          helpers_.load() > 0 ? kProgramGraceNs : kProgramGraceNs - since_program));
+      transport_.sleep_ns(helpers_.load() > 0 ? kProgramGraceNs : kProgramGraceNs - since_program);
       backoff_.reset();
       continue;
     }

@@ -6,10 +6,11 @@
 
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
+#include "comm/transport.h"
 #include "exec/ready_queue.h"
 
 namespace taskgrid::exec {
@@ -19,10 +20,12 @@ class WorkerPool {
  public:
   using Runner = std::function<void(Task*)>;
   using OnFinished = std::function<void()>;  // wakes the engine
+  // How a worker thread is started: through the transport seam.
+  using StartThread = std::function<std::unique_ptr<comm::Thread>(std::function<void()>)>;
 
-  WorkerPool(int threads, Runner run, OnFinished on_finished)
+  WorkerPool(int threads, Runner run, OnFinished on_finished, const StartThread& start_thread)
       : run_(std::move(run)), on_finished_(std::move(on_finished)) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+    for (int i = 0; i < threads; ++i) threads_.push_back(start_thread([this] { work(); }));
   }
   ~WorkerPool() { stop(); }
   WorkerPool(const WorkerPool&) = delete;
@@ -62,8 +65,7 @@ class WorkerPool {
       stopping_ = true;
     }
     ready_signal_.notify_all();
-    for (auto& thread : threads_)
-      if (thread.joinable()) thread.join();
+    for (auto& thread : threads_) thread->join();
     threads_.clear();
   }
 
@@ -89,7 +91,7 @@ class WorkerPool {
   ReadyQueue<Task> ready_;  // highest priority first, FIFO among equals
   std::vector<Task*> finished_;
   bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  std::vector<std::unique_ptr<comm::Thread>> threads_;
 };
 
 }  // namespace taskgrid::exec

@@ -8,7 +8,6 @@
 #include <exception>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "comm/mpi_backend.h"
 #include "engine/engine.h"
@@ -40,7 +39,7 @@ struct Runtime {
   std::unique_ptr<runtime::DivergenceCheck> divergence;
   std::unique_ptr<runtime::Planner> planner;
   std::unique_ptr<runtime::Watchdog> watchdog;
-  std::thread engine_thread;
+  std::unique_ptr<comm::Thread> engine_thread;  // started through the transport seam
 };
 
 Runtime* state = nullptr;
@@ -373,7 +372,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   if (rank == 0 || spmd) {
     state->planner = std::make_unique<runtime::Planner>(*state->engine, config);
     state->engine->set_listener(state->planner.get());
-    state->engine_thread = std::thread([] { run_engine(); });
+    state->engine_thread = state->backend->transport().start_thread([] { run_engine(); });
     return true;
   }
   return false;
@@ -404,7 +403,10 @@ int finish(int exit_status) {
   refuse_inside_task("finish");
   Runtime& rt = running();
   if (rt.planner) rt.planner->shutdown();
-  if (rt.engine_thread.joinable()) rt.engine_thread.join();
+  if (rt.engine_thread) {
+    rt.engine_thread->join();
+    rt.engine_thread.reset();
+  }
   return shut_down_rank(exit_status);
 }
 

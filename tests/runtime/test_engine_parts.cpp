@@ -121,14 +121,14 @@ TEST(CompletionBatcher, HeadHandsRecordsOverOthersSendThemInBatches) {
   CompletionBatcher head(fabric.transport(0), 0, head_stats);
   CompletionBatcher other(fabric.transport(1), 0, other_stats);
   RecordingListener listener;
-  head.add({1, 0});
+  head.add({1, 0, 1});
   EXPECT_FALSE(head.idle());
   head.flush(&listener, false);
   EXPECT_EQ(listener.completed, std::vector<uint64_t>{1});
   EXPECT_TRUE(head.idle());
 
-  other.add({2, 0});
-  other.add({3, 0});
+  other.add({2, 0, 2});
+  other.add({3, 0, 3});
   other.flush(nullptr, false);  // neither 4 KiB nor 200 µs yet (on any sane machine)
   int source = -1;
   std::vector<char> batch;
