@@ -91,7 +91,12 @@ void Engine::apply_task(const char* payload) {
   Task* task = tasks_.acquire();
   task->id = header.task_id;
   task->completion_key = header.completion_key;
-  task->function = detail::find_function(FunctionId{header.function});
+  // Registered functions are never removed: the last one found stays valid.
+  if (header.function != last_function_id_ || !last_function_) {
+    last_function_ = detail::find_function(FunctionId{header.function});
+    last_function_id_ = header.function;
+  }
+  task->function = last_function_;
   if (!task->function)
     fail("task " + std::to_string(header.task_id) +
          " names a function that is not registered on this rank (id " +

@@ -106,9 +106,6 @@ DataHandle Planner::enter_data(void* host, size_t bytes, int owner) {
 
 void Planner::submit(FunctionId function, const DataAccess* accesses, size_t count,
                      const TaskOptions& options, const void* args, size_t args_bytes) {
-  if (!detail::find_function(function))
-    throw Error("taskgrid::submit: function id " + std::to_string(function.value) +
-                " is not registered");
   if (options.rank >= config_.ranks || options.rank < -1)
     throw Error("taskgrid::submit: rank hint " + std::to_string(options.rank) +
                 " is outside the job (" + std::to_string(config_.ranks) + " ranks)");
@@ -121,6 +118,13 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
                 " (register large data with enter_data)");
   std::unique_lock lock(mutex_);
   if (stopped_) throw Error("taskgrid::submit after finish()");
+  // Registered functions are never removed: the last one found stays valid.
+  if (function.value != last_function_) {
+    if (!detail::find_function(function))
+      throw Error("taskgrid::submit: function id " + std::to_string(function.value) +
+                  " is not registered");
+    last_function_ = function.value;
+  }
   if (window_full()) wait_for_window(lock);
   const std::vector<graph::ResolvedAccess>& resolved = analysis_.resolve(accesses, count);
   if (config_.divergence)
