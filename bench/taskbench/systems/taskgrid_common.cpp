@@ -90,12 +90,18 @@ void run_task(taskgrid::TaskContext& ctx) {
 
   // execute_task() checks num_inputs against the graph's own list before it
   // reads input_points, so this list is long enough whenever it is read.
-  thread_local std::vector<int64_t> input_points;
-  thread_local std::vector<InputView> inputs;
+  // One thread_local (one TLS lookup); filled by index once sized.
+  struct TaskLists {
+    std::vector<int64_t> input_points;
+    std::vector<InputView> inputs;
+  };
+  thread_local TaskLists lists;
+  std::vector<int64_t>& input_points = lists.input_points;
+  std::vector<InputView>& inputs = lists.inputs;
   graph.effective_inputs(key.timestep, key.point, input_points);
-  inputs.clear();
+  if (inputs.size() < num_inputs) inputs.resize(num_inputs);
   for (size_t k = 0; k < num_inputs; ++k)
-    inputs.push_back({static_cast<const char*>(ctx.data(k)), ctx.size(k)});
+    inputs[k] = {static_cast<const char*>(ctx.data(k)), ctx.size(k)};
 
   const size_t scratch_bytes = static_cast<size_t>(graph.scratch_bytes);
   const TaskArgs args{&graph,
@@ -168,7 +174,7 @@ Workload::Workload(const BenchConfig& config, const Functions& functions, Owners
     max_accesses = std::max(max_accesses, static_cast<size_t>(g.max_dependencies()) + 2);
     max_steps_ = std::max(max_steps_, g.timesteps);
   }
-  accesses_.reserve(max_accesses);
+  accesses_.resize(max_accesses);
   producers_.reserve(max_accesses);
 
   // -broadcast: the content starts on rank 0; another rank's host buffer
@@ -210,15 +216,20 @@ void Workload::submit_task(size_t graph_index, int64_t timestep, int64_t point, 
       handles[static_cast<size_t>((timestep + 1) % 2)];
   const std::vector<taskgrid::DataHandle>& current = handles[static_cast<size_t>(timestep % 2)];
   g.effective_inputs(timestep, point, producers_);
-  accesses_.clear();
-  for (int64_t q : producers_) accesses_.push_back(taskgrid::in(previous[static_cast<size_t>(q)]));
-  if (broadcast_) accesses_.push_back(taskgrid::in(broadcast_));
-  accesses_.push_back(taskgrid::out(current[static_cast<size_t>(point)]));
+  // Filled by index: accesses_ was sized for the largest task once (no
+  // push_back's capacity check per access).
+  const size_t inputs = producers_.size();
+  const size_t count = inputs + (broadcast_ ? 2 : 1);
+  if (accesses_.size() < count) accesses_.resize(count);
+  taskgrid::DataAccess* accesses = accesses_.data();
+  for (size_t k = 0; k < inputs; ++k)
+    accesses[k] = taskgrid::in(previous[static_cast<size_t>(producers_[k])]);
+  if (broadcast_) accesses[inputs] = taskgrid::in(broadcast_);
+  accesses[count - 1] = taskgrid::out(current[static_cast<size_t>(point)]);
   taskgrid::TaskOptions options;
   if (hints == Hints::block_owner) options.rank = block_owner(point, g.max_width, ranks_);
   const TaskKey key{static_cast<int64_t>(graph_index), timestep, point};
-  taskgrid::submit_packed(functions_.task, accesses_.data(), accesses_.size(), options, &key,
-                          sizeof key);
+  taskgrid::submit_packed(functions_.task, accesses, count, options, &key, sizeof key);
 }
 
 void Workload::release() {
