@@ -5,9 +5,10 @@
 // thread spins briefly and then sleeps in the kernel (std::atomic::wait, a
 // futex on Linux), so a rank sharing its core never burns it waiting.
 //
-// The three states of Drepper's "Futexes Are Tricky" (mutex 2): 0 free,
-// 1 locked, 2 locked and maybe waited for; unlock wakes a sleeper only in
-// state 2. Not recursive. With std::condition_variable_any where a thread
+// The three states of the futex mutex in Drepper's "Futexes Are Tricky":
+// 0 free, 1 locked, 2 locked and maybe waited for; unlock wakes a sleeper
+// only in state 2 (a thread that took it after sleeping leaves it in state
+// 2, so at worst one wake-up is spurious). Not recursive. With std::condition_variable_any where a thread
 // must sleep on a condition.
 #pragma once
 

@@ -37,7 +37,7 @@ class InFlightTasks {
   void add(uint64_t key, uint32_t function, int rank, bool communicates,
            const graph::ResolvedAccess* accesses, size_t count);
   // Forgets a completed task: calls on_handle(handle id) for each of its
-  // accesses and returns true, or false for an id not in flight.
+  // accesses and returns true, or false for a key not in flight.
   template <typename OnHandle>
   bool complete(uint64_t key, Done& done, OnHandle&& on_handle) {
     Record* record = records_.find(key);
