@@ -106,7 +106,7 @@ class MpiTransport final : public Transport {
   template <typename Post>
   void for_each_chunk(void* data, size_t bytes, Post&& post) const;
 
-  MPI_Comm comm_ = MPI_COMM_NULL;          // set-up queries
+  MPI_Comm comm_ = MPI_COMM_NULL;          // set-up queries; parent of the task channels
   MPI_Comm data_comm_ = MPI_COMM_NULL;     // control batches and single-message transfers (probed)
   MPI_Comm bulk_comm_ = MPI_COMM_NULL;     // chunked transfers (pre-posted)
   MPI_Comm group_parent_ = MPI_COMM_NULL;  // parent of the broadcast groups' communicators

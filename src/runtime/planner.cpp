@@ -143,7 +143,7 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     // The in-flight table is keyed by a count of this planner's own tasks: in
     // spmd mode they are one in `ranks` of the task ids, and a table by task
     // id would be that sparse (see wire::Task::completion_key).
-    const uint64_t key = next_completion_key_++;
+    const uint64_t key = in_flight_.submitted() + 1;
     in_flight_.add(key, function.value, rank, options.channel >= 0, resolved.data(), count);
     analysis_.count_in_flight();
     const auto name_bytes = static_cast<uint32_t>(options.name ? std::strlen(options.name) : 0);

@@ -136,7 +136,6 @@ class Planner final : public EngineListener {
   std::unordered_set<uint64_t> fetches_pending_;
   uint64_t submissions_ = 0;
   uint64_t next_task_id_ = 1;
-  uint64_t next_completion_key_ = 1;       // this planner's own tasks, counted
   uint64_t last_function_ = ~uint64_t{0};  // submitted last, known to be registered (~0: none)
   int waiters_ = 0;                        // program threads blocked in wait_until
   // The program waits in wait_for_window, on its own condition: the waits of

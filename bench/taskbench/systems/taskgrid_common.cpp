@@ -174,7 +174,7 @@ Workload::Workload(const BenchConfig& config, const Functions& functions, Owners
     max_accesses = std::max(max_accesses, static_cast<size_t>(g.max_dependencies()) + 2);
     max_steps_ = std::max(max_steps_, g.timesteps);
   }
-  accesses_.resize(max_accesses);
+  accesses_.reserve(max_accesses);
   producers_.reserve(max_accesses);
 
   // -broadcast: the content starts on rank 0; another rank's host buffer
@@ -216,8 +216,8 @@ void Workload::submit_task(size_t graph_index, int64_t timestep, int64_t point, 
       handles[static_cast<size_t>((timestep + 1) % 2)];
   const std::vector<taskgrid::DataHandle>& current = handles[static_cast<size_t>(timestep % 2)];
   g.effective_inputs(timestep, point, producers_);
-  // Filled by index: accesses_ was sized for the largest task once (no
-  // push_back's capacity check per access).
+  // Filled by index (no push_back's capacity check per access); sized once
+  // for the largest task.
   const size_t inputs = producers_.size();
   const size_t count = inputs + (broadcast_ ? 2 : 1);
   if (accesses_.size() < count) accesses_.resize(count);
