@@ -54,7 +54,7 @@ class TaskTable {
   Task* acquire();
   // What a new record has room for (about 300 bytes).
   static constexpr size_t kTypicalAccesses = 4;
-  static constexpr size_t kTypicalArgBytes = 32;
+  static constexpr size_t kTypicalArgBytes = 64;
   void release(Task* task) { free_.push_back(task); }
   // A stable copy of a task name (names repeat: one copy each).
   const char* intern(const char* name, size_t bytes);

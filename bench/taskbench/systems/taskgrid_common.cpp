@@ -72,9 +72,10 @@ Functions register_functions() {
 }
 
 void run_task(taskgrid::TaskContext& ctx) {
-  if (ctx.args_size() != sizeof(TaskKey))
-    fatal("task has " + std::to_string(ctx.args_size()) + " argument bytes, expected " +
-          std::to_string(sizeof(TaskKey)));
+  const size_t args_size = ctx.args_size();
+  if (args_size < sizeof(TaskKey) || (args_size - sizeof(TaskKey)) % sizeof(int64_t) != 0)
+    fatal("task has " + std::to_string(args_size) +
+          " argument bytes, expected a key and whole input points");
   const auto key = ctx.arg<TaskKey>();
   const BenchConfig& cfg = config();
   if (key.graph < 0 || static_cast<size_t>(key.graph) >= cfg.graphs.size())
@@ -87,10 +88,13 @@ void run_task(taskgrid::TaskContext& ctx) {
     task_fatal(key, "the task has " + std::to_string(num_data) + " buffers, needs at least " +
                         std::to_string(fixed));
   const size_t num_inputs = num_data - fixed;
+  const size_t num_points = (args_size - sizeof(TaskKey)) / sizeof(int64_t);
+  if (num_points != num_inputs)
+    task_fatal(key, "the task has " + std::to_string(num_inputs) + " input buffers and " +
+                        std::to_string(num_points) + " input points");
 
-  // execute_task() checks num_inputs against the graph's own list before it
-  // reads input_points, so this list is long enough whenever it is read.
-  // One thread_local (one TLS lookup); filled by index once sized.
+  // One thread_local (one TLS lookup); filled by index once sized. The input
+  // points are copied out: the argument bytes need not be aligned.
   struct TaskLists {
     std::vector<int64_t> input_points;
     std::vector<InputView> inputs;
@@ -98,8 +102,13 @@ void run_task(taskgrid::TaskContext& ctx) {
   thread_local TaskLists lists;
   std::vector<int64_t>& input_points = lists.input_points;
   std::vector<InputView>& inputs = lists.inputs;
-  graph.effective_inputs(key.timestep, key.point, input_points);
-  if (inputs.size() < num_inputs) inputs.resize(num_inputs);
+  if (inputs.size() < num_inputs) {
+    inputs.resize(num_inputs);
+    input_points.resize(num_inputs);
+  }
+  if (num_inputs)
+    std::memcpy(input_points.data(), static_cast<const char*>(ctx.args()) + sizeof(TaskKey),
+                num_inputs * sizeof(int64_t));
   for (size_t k = 0; k < num_inputs; ++k)
     inputs[k] = {static_cast<const char*>(ctx.data(k)), ctx.size(k)};
 
@@ -176,6 +185,7 @@ Workload::Workload(const BenchConfig& config, const Functions& functions, Owners
   }
   accesses_.reserve(max_accesses);
   producers_.reserve(max_accesses);
+  args_.reserve(3 + max_accesses);
 
   // -broadcast: the content starts on rank 0; another rank's host buffer
   // (spmd mode) is never read, so it is a one-byte placeholder.
@@ -228,8 +238,16 @@ void Workload::submit_task(size_t graph_index, int64_t timestep, int64_t point, 
   accesses[count - 1] = taskgrid::out(current[static_cast<size_t>(point)]);
   taskgrid::TaskOptions options;
   if (hints == Hints::block_owner) options.rank = block_owner(point, g.max_width, ranks_);
-  const TaskKey key{static_cast<int64_t>(graph_index), timestep, point};
-  taskgrid::submit_packed(functions_.task, accesses, count, options, &key, sizeof key);
+  // The key, then the producers just wired (see TaskKey).
+  if (args_.size() < 3 + inputs) args_.resize(3 + inputs);
+  int64_t* args = args_.data();
+  args[0] = static_cast<int64_t>(graph_index);
+  args[1] = timestep;
+  args[2] = point;
+  for (size_t k = 0; k < inputs; ++k) args[3 + k] = producers_[k];
+  static_assert(sizeof(TaskKey) == 3 * sizeof(int64_t));
+  taskgrid::submit_packed(functions_.task, accesses, count, options, args,
+                          (3 + inputs) * sizeof(int64_t));
 }
 
 void Workload::release() {

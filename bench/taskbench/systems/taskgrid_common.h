@@ -30,7 +30,9 @@
 
 namespace taskbench::tg {
 
-// By-value arguments of a benchmark task.
+// By-value arguments of a benchmark task: this key, then the point of each
+// input's producer (int64_t each, in the order of the input accesses), the
+// wiring the submission chose, which the task contract checks.
 struct TaskKey {
   int64_t graph;
   int64_t timestep;
@@ -50,7 +52,7 @@ struct Functions {
 };
 Functions register_functions();
 
-// One Task Bench task (layout above): builds TaskArgs, runs execute_task()
+// One Task Bench task (arguments above): builds TaskArgs, runs execute_task()
 // (fatal() on any contract violation) and counts the task and its inputs.
 void run_task(taskgrid::TaskContext& ctx);
 // Does nothing: submitted with inout on the broadcast handle (rank 0), it
@@ -140,6 +142,7 @@ class Workload {
   taskgrid::DataHandle broadcast_;
   int64_t max_steps_ = 0;
   std::vector<int64_t> producers_;
+  std::vector<int64_t> args_;  // one task's arguments (see TaskKey)
   std::vector<taskgrid::DataAccess> accesses_;
 };
 
