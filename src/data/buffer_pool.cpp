@@ -20,10 +20,10 @@ BufferPool::~BufferPool() {
 }
 
 char* BufferPool::get(size_t bytes) {
-  auto it = free_by_size_.find(bytes);
-  if (it != free_by_size_.end() && !it->second.empty()) {
-    char* buffer = it->second.back();
-    it->second.pop_back();
+  std::vector<char*>& idle = idle_of(bytes);
+  if (!idle.empty()) {
+    char* buffer = idle.back();
+    idle.pop_back();
     cached_bytes_ -= allocated_bytes(bytes);
     return buffer;
   }
@@ -34,7 +34,7 @@ void BufferPool::put(char* buffer, size_t bytes) {
   // What the block really holds (a 0-byte buffer still takes 64 bytes), so
   // the limit bounds memory even for a stream of tiny or empty buffers.
   const size_t held = allocated_bytes(bytes);
-  std::vector<char*>& idle = free_by_size_[bytes];
+  std::vector<char*>& idle = idle_of(bytes);
   if (cached_bytes_ + held > kMaxCachedBytes || idle.size() >= kMaxIdlePerSize) {
     release_buffer(buffer);
     return;

@@ -34,7 +34,19 @@ class BufferPool {
   // copies on the program's thread) come back here, and a program that keeps
   // entering small handles would otherwise fill the cache with them.
   static constexpr size_t kMaxIdlePerSize = 4096;
+  // The idle buffers of one size, and the last size asked for: steady state
+  // asks for one size over and over, and a hit skips the hash lookup
+  // (unordered_map elements stay where they are when it rehashes).
+  std::vector<char*>& idle_of(size_t bytes) {
+    if (bytes != last_size_ || !last_idle_) {
+      last_idle_ = &free_by_size_[bytes];
+      last_size_ = bytes;
+    }
+    return *last_idle_;
+  }
   std::unordered_map<size_t, std::vector<char*>> free_by_size_;
+  size_t last_size_ = 0;
+  std::vector<char*>* last_idle_ = nullptr;
   size_t cached_bytes_ = 0;
 };
 
