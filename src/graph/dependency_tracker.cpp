@@ -8,8 +8,22 @@ namespace taskgrid::graph {
 DataHandle DependencyTracker::add_handle(void* host, size_t bytes, uint64_t initial_version,
                                          int owner) {
   const uint64_t id = next_id_++;
-  handles_.insert(id, HandleState{host, bytes, initial_version, 0, false, owner});
+  HandleState* state;
+  if (free_.empty()) {
+    storage_.push_back(std::make_unique<HandleState>());
+    state = storage_.back().get();
+  } else {
+    state = free_.back();
+    free_.pop_back();
+  }
+  *state = HandleState{id, host, bytes, initial_version, 0, false, owner};
+  handles_.insert(id, state);
   return DataHandle{id};
+}
+
+void DependencyTracker::forget(HandleState* state) {
+  handles_.erase(state->id);
+  free_.push_back(state);
 }
 
 void DependencyTracker::throw_bad_handle(uint64_t id) const {
@@ -32,7 +46,7 @@ void DependencyTracker::reject(const DataAccess* accesses, size_t done,
     if (resolved[j].out_version) resolved[j].state->current_version = resolved[j].superseded;
   next_version = first_version;
   const DataAccess& access = accesses[done];
-  const HandleState* s = handles_.find(access.handle.id);
+  const HandleState* s = find(access.handle.id);
   if (!s || s->released) throw_bad_handle(access.handle.id);
   const auto mode = static_cast<unsigned>(access.mode);
   if (mode < 1 || mode > 3)
@@ -53,7 +67,7 @@ void DependencyTracker::resolve(const DataAccess* accesses, size_t count, uint64
   const uint64_t first_version = next_version;
   for (size_t i = 0; i < count; ++i) {
     const DataAccess& access = accesses[i];
-    HandleState* s = handles_.find(access.handle.id);
+    HandleState* s = find(access.handle.id);
     const AccessMode mode = access.mode;
     if (!s || s->released || static_cast<uint8_t>(mode) - 1u > 2u)
       reject(accesses, i, out, first_version, next_version);
@@ -83,7 +97,7 @@ uint64_t DependencyTracker::release(DataHandle handle) {
   HandleState& s = checked(handle.id);
   s.released = true;
   const uint64_t version = s.current_version;
-  if (s.tasks_in_flight == 0) handles_.erase(handle.id);
+  if (s.tasks_in_flight == 0) forget(&s);
   return version;
 }
 

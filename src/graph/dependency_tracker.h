@@ -7,13 +7,16 @@
 // The engine turns "needs version v" into waiting for v; nothing else orders
 // tasks. The tracker is planner state, used by one thread at a time.
 //
-// Handles are numbered 1, 2, ... and kept in a sliding table by id
-// (data/sliding_id_table.h); a released handle is forgotten once no task in
-// flight uses it, so a program that keeps entering and releasing handles
-// runs in bounded memory.
+// Handles are numbered 1, 2, ... and found through a sliding table by id
+// (data/sliding_id_table.h). Their states stay where they are from
+// add_handle until they are forgotten, so a task in flight keeps pointers to
+// them and its completion needs no lookup. A released handle is forgotten
+// once no task in flight uses it (its state is recycled), so a program that
+// keeps entering and releasing handles runs in bounded memory.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "data/sliding_id_table.h"
@@ -22,6 +25,7 @@
 namespace taskgrid::graph {
 
 struct HandleState {
+  uint64_t id = 0;
   void* host = nullptr;
   size_t bytes = 0;
   uint64_t current_version = 0;
@@ -43,8 +47,8 @@ struct ResolvedAccess {
   uint64_t out_version = 0;  // write: the version the task creates
   uint64_t superseded = 0;   // write: the version this one replaces
   int owner = 0;             // the handle's owner (HandleState::owner)
-  // The handle's state; valid until the tracker's next add_handle, release
-  // or task_done.
+  // The handle's state; valid until the handle is forgotten (released with
+  // no task in flight on it).
   HandleState* state = nullptr;
 };
 
@@ -68,18 +72,17 @@ class DependencyTracker {
   static void count_in_flight(const std::vector<ResolvedAccess>& resolved) {
     for (const ResolvedAccess& r : resolved) r.state->tasks_in_flight += 1;
   }
-  // A task in flight on `handle_id` finished (once per access counted).
-  // True when the handle has no task in flight left; a released handle is
-  // then forgotten.
-  bool task_done(uint64_t handle_id) {
-    HandleState* s = handles_.find(handle_id);
-    if (!s || --s->tasks_in_flight != 0) return false;
-    if (s->released) handles_.erase(handle_id);
+  // A task in flight on the handle of `state` (ResolvedAccess::state)
+  // finished, once per access counted. True when the handle has no task in
+  // flight left; a released handle is then forgotten and `state` recycled.
+  bool task_done(HandleState* state) {
+    if (--state->tasks_in_flight != 0) return false;
+    if (state->released) forget(state);
     return true;
   }
 
   // State by id, released or not; nullptr once a released handle is forgotten.
-  HandleState* any_state(uint64_t handle_id) { return handles_.find(handle_id); }
+  HandleState* any_state(uint64_t handle_id) { return find(handle_id); }
 
   // Marks a handle released; its current version is returned for retirement.
   uint64_t release(DataHandle handle);
@@ -99,12 +102,19 @@ class DependencyTracker {
                            const std::vector<ResolvedAccess>& resolved, uint64_t first_version,
                            uint64_t& next_version) const;
   HandleState& checked(uint64_t id) {
-    HandleState* s = handles_.find(id);
+    HandleState* s = find(id);
     if (!s || s->released) throw_bad_handle(id);
     return *s;
   }
+  HandleState* find(uint64_t id) const {
+    HandleState* const* s = handles_.find(id);
+    return s ? *s : nullptr;
+  }
+  void forget(HandleState* state);
 
-  data::SlidingIdTable<HandleState> handles_{"data handle", 1024};
+  data::SlidingIdTable<HandleState*> handles_{"data handle", 1024};
+  std::vector<std::unique_ptr<HandleState>> storage_;  // every state made
+  std::vector<HandleState*> free_;                     // forgotten, to reuse
   uint64_t next_id_ = 1;
   uint64_t resolves_ = 0;  // resolve() calls so far
 };

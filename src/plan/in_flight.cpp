@@ -8,9 +8,10 @@ InFlightTasks::~InFlightTasks() {
 
 void InFlightTasks::add(uint64_t key, uint32_t function, int rank, bool communicates,
                         const graph::ResolvedAccess* accesses, size_t count) {
-  uint64_t* spill = nullptr;
+  graph::HandleState** spill = nullptr;
   if (count > kInline)
-    spill = static_cast<uint64_t*>(pool_.allocate(count * sizeof(uint64_t), alignof(uint64_t)));
+    spill = static_cast<graph::HandleState**>(
+        pool_.allocate(count * sizeof(graph::HandleState*), alignof(graph::HandleState*)));
   // Filled in place: the slot may hold a completed task's record.
   Record& record = records_.claim(key);
   record.function = function;
@@ -18,10 +19,10 @@ void InFlightTasks::add(uint64_t key, uint32_t function, int rank, bool communic
   record.count = static_cast<uint32_t>(count);
   record.communicates = communicates;
   record.spill = spill;
-  uint64_t* handles = spill ? spill : record.inline_handles;
+  graph::HandleState** handles = spill ? spill : record.inline_handles;
   uint64_t output_bytes = 0;
   for (size_t i = 0; i < count; ++i) {
-    handles[i] = accesses[i].handle;
+    handles[i] = accesses[i].state;
     if (accesses[i].out_version) output_bytes += accesses[i].bytes;
   }
   record.output_bytes = output_bytes;
@@ -32,7 +33,8 @@ void InFlightTasks::add(uint64_t key, uint32_t function, int rank, bool communic
 
 void InFlightTasks::release_spill(Record& record) {
   if (!record.spill) return;
-  pool_.deallocate(record.spill, record.count * sizeof(uint64_t), alignof(uint64_t));
+  pool_.deallocate(record.spill, record.count * sizeof(graph::HandleState*),
+                   alignof(graph::HandleState*));
   record.spill = nullptr;
 }
 

@@ -1,13 +1,14 @@
 // InFlightTasks: the tasks this planner waits for (submitted to an engine it
 // commands, not yet reported complete), by key, with what a completion
 // needs: the rank (the placement policy's load), the function (the cost
-// model), whether it is a channel task, the handles it accesses (their
-// counts of tasks in flight) and the bytes it writes. Owns the counts of
+// model), whether it is a channel task, the states of the handles it
+// accesses (their counts of tasks in flight; stable while it is in flight,
+// see graph::DependencyTracker) and the bytes it writes. Owns the counts of
 // tasks and bytes in flight that the submission window and wait_all read.
 //
 // Keys are the planner's count of its own tasks (wire::Task::completion_key),
 // sequential in both modes, so records live in a sliding table by key
-// (data/sliding_id_table.h); the handles of a task with more than kInline
+// (data/sliding_id_table.h); the handle states of a task with more than kInline
 // accesses come from a node pool. Adding and completing a task allocate
 // nothing in steady state.
 #pragma once
@@ -36,14 +37,14 @@ class InFlightTasks {
 
   void add(uint64_t key, uint32_t function, int rank, bool communicates,
            const graph::ResolvedAccess* accesses, size_t count);
-  // Forgets a completed task: calls on_handle(handle id) for each of its
-  // accesses and returns true, or false for a key not in flight.
+  // Forgets a completed task: calls on_handle(graph::HandleState*) for each
+  // of its accesses and returns true, or false for a key not in flight.
   template <typename OnHandle>
   bool complete(uint64_t key, Done& done, OnHandle&& on_handle) {
     Record* record = records_.find(key);
     if (!record) return false;
     done = Done{record->function, record->rank, record->communicates};
-    const uint64_t* handles = record->handles();
+    graph::HandleState* const* handles = record->handles();
     for (uint32_t i = 0; i < record->count; ++i) on_handle(handles[i]);
     output_bytes_ -= record->output_bytes;
     release_spill(*record);
@@ -73,9 +74,9 @@ class InFlightTasks {
     uint32_t count = 0;
     bool communicates = false;
     uint64_t output_bytes = 0;
-    uint64_t* spill = nullptr;  // count > kInline: every handle, from pool_
-    uint64_t inline_handles[kInline] = {};
-    const uint64_t* handles() const { return spill ? spill : inline_handles; }
+    graph::HandleState** spill = nullptr;  // count > kInline: every state, from pool_
+    graph::HandleState* inline_handles[kInline] = {};
+    graph::HandleState* const* handles() const { return spill ? spill : inline_handles; }
   };
   void release_spill(Record& record);
 

@@ -344,7 +344,7 @@ void Planner::on_completed(const wire::Completed* records, size_t count) {
     graph::DependencyTracker& tracker = analysis_.tracker();
     for (size_t i = 0; i < count; ++i) {
       plan::InFlightTasks::Done done;
-      if (!in_flight_.complete(records[i].completion_key, done, [&](uint64_t handle) {
+      if (!in_flight_.complete(records[i].completion_key, done, [&](graph::HandleState* handle) {
             if (tracker.task_done(handle)) wake = true;
           }))
         continue;

@@ -313,9 +313,9 @@ TEST(DependencyTracker, ReleasedHandleStaysUntilItsTasksAreDone) {
   EXPECT_TRUE(names_handle(error_message([&] { t.tracker.state(h); }), h.id));
   ASSERT_NE(t.tracker.any_state(h.id), nullptr);
   EXPECT_TRUE(t.tracker.any_state(h.id)->released);
-  EXPECT_FALSE(t.tracker.task_done(h.id));
+  EXPECT_FALSE(t.tracker.task_done(t.tracker.any_state(h.id)));
   EXPECT_NE(t.tracker.any_state(h.id), nullptr);
-  EXPECT_TRUE(t.tracker.task_done(h.id));  // drained: forgotten
+  EXPECT_TRUE(t.tracker.task_done(t.tracker.any_state(h.id)));  // drained: forgotten
   EXPECT_EQ(t.tracker.any_state(h.id), nullptr);
   EXPECT_TRUE(names_handle(error_message([&] { t.tracker.state(h); }), h.id));
   EXPECT_NE(error_message([&] { t.tracker.state(h); }).find("released"), std::string::npos);
@@ -331,9 +331,9 @@ TEST(DependencyTracker, TaskDoneReportsWhenAHandleDrains) {
   DependencyTracker::count_in_flight(t.last);
   EXPECT_EQ(t.tracker.state(a).tasks_in_flight, 1u);
   EXPECT_EQ(t.tracker.state(b).tasks_in_flight, 2u);
-  EXPECT_TRUE(t.tracker.task_done(a.id));
-  EXPECT_FALSE(t.tracker.task_done(b.id));
-  EXPECT_TRUE(t.tracker.task_done(b.id));
+  EXPECT_TRUE(t.tracker.task_done(t.tracker.any_state(a.id)));
+  EXPECT_FALSE(t.tracker.task_done(t.tracker.any_state(b.id)));
+  EXPECT_TRUE(t.tracker.task_done(t.tracker.any_state(b.id)));
   EXPECT_EQ(t.tracker.state(b).tasks_in_flight, 0u);
 }
 
@@ -373,6 +373,33 @@ TEST(DependencyTracker, EnterAndReleaseForeverInBoundedMemory) {
   EXPECT_EQ(t.current(lasting), 1u);
   EXPECT_EQ(t.tracker.state(live.back()).bytes, 8u);
   EXPECT_TRUE(names_handle(error_message([&] { t.tracker.state(DataHandle{5}); }), 5));
+}
+
+TEST(DependencyTracker, AHandleStateStaysPutWhileOthersComeAndGo) {
+  // Tasks in flight keep pointers to the states of their handles (their
+  // completions count down without a lookup): a state may not move while
+  // the table grows, nor be reused while its handle is still tracked.
+  Tracker t;
+  const DataHandle kept = t.add(8, 1);
+  const DataHandle released = t.add(8, 2);
+  t.task({taskgrid::in(kept), taskgrid::in(released)});
+  DependencyTracker::count_in_flight(t.last);
+  taskgrid::graph::HandleState* const kept_state = t.last[0].state;
+  taskgrid::graph::HandleState* const released_state = t.last[1].state;
+  t.tracker.release(released);  // a task in flight still uses it
+  for (int i = 0; i < 20000; ++i) {
+    const DataHandle h = t.add(8, 3);
+    if (i % 2) t.tracker.release(h);  // forgotten at once: its state is reused
+  }
+  EXPECT_GE(t.tracker.table_capacity(), 1024u);  // the table did grow
+  EXPECT_EQ(&t.tracker.state(kept), kept_state);
+  EXPECT_EQ(t.tracker.any_state(released.id), released_state);
+  EXPECT_EQ(released_state->id, released.id);
+  EXPECT_TRUE(released_state->released);
+  EXPECT_TRUE(t.tracker.task_done(released_state));  // drained: forgotten now
+  EXPECT_EQ(t.tracker.any_state(released.id), nullptr);
+  EXPECT_TRUE(t.tracker.task_done(kept_state));
+  EXPECT_EQ(t.tracker.state(kept).tasks_in_flight, 0u);
 }
 
 TEST(DependencyTracker, InvalidModeThrows) {

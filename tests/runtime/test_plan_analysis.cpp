@@ -148,8 +148,8 @@ TEST(Analysis, InFlightCountsFollowTheLastTask) {
   analysis.count_in_flight();
   EXPECT_EQ(analysis.tracker().state(a.handle).tasks_in_flight, 2u);
   analysis.task_completed(1, 1e-6, 0);  // spmd: no policy to tell
-  EXPECT_FALSE(analysis.tracker().task_done(a.handle.id));
-  EXPECT_TRUE(analysis.tracker().task_done(a.handle.id));
+  EXPECT_FALSE(analysis.tracker().task_done(&analysis.tracker().state(a.handle)));
+  EXPECT_TRUE(analysis.tracker().task_done(&analysis.tracker().state(a.handle)));
 }
 
 }  // namespace

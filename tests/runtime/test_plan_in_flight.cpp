@@ -1,9 +1,11 @@
 // plan::InFlightTasks: the tasks a planner waits for, by task id, with the
-// handles their completions release; bounded however far ids run.
+// handle states their completions release; bounded however far ids run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -12,9 +14,24 @@
 namespace taskgrid::plan {
 namespace {
 
+// Stand-ins for the tracker's handle states: one per id, alive for the
+// whole test program (as a state is while a task in flight names it).
+graph::HandleState* state_of(uint64_t handle) {
+  static std::map<uint64_t, std::unique_ptr<graph::HandleState>> states;
+  std::unique_ptr<graph::HandleState>& state = states[handle];
+  if (!state) {
+    state = std::make_unique<graph::HandleState>();
+    state->id = handle;
+  }
+  return state.get();
+}
+
 std::vector<graph::ResolvedAccess> accesses_of(std::vector<uint64_t> handles) {
   std::vector<graph::ResolvedAccess> accesses(handles.size());
-  for (size_t i = 0; i < handles.size(); ++i) accesses[i].handle = handles[i];
+  for (size_t i = 0; i < handles.size(); ++i) {
+    accesses[i].handle = handles[i];
+    accesses[i].state = state_of(handles[i]);
+  }
   return accesses;
 }
 
@@ -22,7 +39,8 @@ std::vector<uint64_t> complete(InFlightTasks& tasks, uint64_t id,
                                InFlightTasks::Done* done_out = nullptr) {
   std::vector<uint64_t> handles;
   InFlightTasks::Done done{};
-  const bool known = tasks.complete(id, done, [&](uint64_t h) { handles.push_back(h); });
+  const bool known =
+      tasks.complete(id, done, [&](graph::HandleState* h) { handles.push_back(h->id); });
   if (done_out) *done_out = done;
   if (!known) handles.push_back(~uint64_t{0});  // marks "unknown"
   return handles;
