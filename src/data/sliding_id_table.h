@@ -110,6 +110,12 @@ class SlidingIdTable {
   }
 
   T& occupy(Slot& slot, uint64_t id) {
+    // The first entry of an empty ring is its oldest: the base starts there
+    // (not at 0, nor where the last entry left it), or erasing that entry
+    // would not move the base, and the ring would have to cover every id
+    // from the stale base on: it grew to 16,384 slots for 2,048 tasks in
+    // flight, then moved live ones to the stragglers.
+    if (ring_live_ == 0) base_ = id;
     slot.id = id;
     ring_live_ += 1;
     if (id >= end_) end_ = id + 1;

@@ -68,6 +68,25 @@ TEST(SlidingIdTable, DenseLiveIdsStayInTheRing) {
   for (uint64_t id = 1; id <= 100000; ++id) ASSERT_EQ(*table.find(id), id * 3);
 }
 
+TEST(SlidingIdTable, ASlidingWindowOfIdsNeedsARingOfItsSize) {
+  // Tasks in flight: ids from 1 (or from anywhere) in order, the oldest
+  // leaving first, a few thousand live. The ring follows the oldest live id,
+  // so it stays at the window's size and nothing moves to the stragglers.
+  for (const uint64_t first : {uint64_t{1}, uint64_t{70'000}}) {
+    SlidingIdTable<uint64_t> table("id", 4096);
+    constexpr uint64_t kWindow = 3000;
+    for (uint64_t id = first; id < first + 200'000; ++id) {
+      table.insert(id, id);
+      if (id >= first + kWindow) {
+        ASSERT_TRUE(table.erase(id - kWindow));
+      }
+    }
+    EXPECT_EQ(table.size(), kWindow);
+    EXPECT_EQ(table.stragglers(), 0u) << "first id " << first;
+    EXPECT_EQ(table.capacity(), 4096u) << "first id " << first;
+  }
+}
+
 TEST(SlidingIdTable, ALongLivedIdDoesNotGrowTheRing) {
   SlidingIdTable<uint64_t> table("id", 1024);
   table.insert(1, 111);
