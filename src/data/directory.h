@@ -1,17 +1,16 @@
-// The planner's directory: for each live data version, its size, the rank
+// The planner's directory entries: for a data version, its size, the rank
 // that produces it and the ranks that hold (or are about to receive) a
-// replica. Versions are numbered in order, so entries live in a sliding
-// table indexed by version id (data/sliding_id_table.h), and holder lists
-// keep a few ranks inline: adding, finding and removing a version allocates
-// nothing in steady state.
+// replica. The only versions the planner needs to know about are the
+// current ones of its handles (a superseded version is retired at once), so
+// each handle carries the entry of its current version
+// (graph::HandleState::where) and no table by version id is kept. Holder
+// lists keep a few ranks inline: publishing a version allocates nothing in
+// steady state.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <vector>
-
-#include "data/sliding_id_table.h"
 
 namespace taskgrid::data {
 
@@ -94,6 +93,14 @@ struct VersionInfo {
   int producer = 0;
   RankList holders;     // ranks with a replica, present or in transit
   double ready_at = 0;  // scheduler's estimate (seconds, planner clock)
+  // A new version, held by its producer only.
+  void reset(size_t new_bytes, int new_producer, double new_ready_at) {
+    bytes = new_bytes;
+    producer = new_producer;
+    holders.clear();
+    holders.push_back(new_producer);
+    ready_at = new_ready_at;
+  }
   bool holds(int rank) const {
     for (int r : holders)
       if (r == rank) return true;
@@ -102,44 +109,6 @@ struct VersionInfo {
   // A rank to send the version from: the producer while it holds it (its
   // copy exists soonest), else the first other holder.
   int source() const { return holds(producer) ? producer : holders.front(); }
-};
-
-class Directory {
- public:
-  // Throws std::logic_error when `version` is already live.
-  VersionInfo& add(uint64_t version, size_t bytes, int producer, double ready_at);
-  // nullptr when the version is not live.
-  VersionInfo* find(uint64_t version) { return versions_.find(version); }
-  const VersionInfo* find(uint64_t version) const { return versions_.find(version); }
-  // Throws std::logic_error when the version is not live.
-  VersionInfo& at(uint64_t version) {
-    VersionInfo* info = versions_.find(version);
-    if (!info) not_live(version);
-    return *info;
-  }
-  void add_holder(uint64_t version, int rank);
-  // Forgets a version; `holders` receives the ranks that held it (to retire
-  // it there). The caller's vector is reused: no allocation per version.
-  void remove(uint64_t version, std::vector<int>& holders);
-  // Forgets a version, calling each_holder(rank) for the ranks that held it
-  // first. False when it was not live.
-  template <typename EachHolder>
-  bool remove_each(uint64_t version, EachHolder&& each_holder) {
-    VersionInfo* info = versions_.find(version);
-    if (!info) return false;
-    for (int rank : info->holders) each_holder(rank);
-    versions_.erase(version);
-    return true;
-  }
-  size_t size() const { return versions_.size(); }
-  // Entries kept outside the ring: versions that outlived many newer ones.
-  size_t long_lived() const { return versions_.stragglers(); }
-  size_t capacity() const { return versions_.capacity(); }
-
- private:
-  [[noreturn]] static void not_live(uint64_t version);
-
-  data::SlidingIdTable<VersionInfo> versions_{"directory: version", 4096};
 };
 
 }  // namespace taskgrid::data

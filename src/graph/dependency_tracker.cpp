@@ -16,7 +16,12 @@ DataHandle DependencyTracker::add_handle(void* host, size_t bytes, uint64_t init
     state = free_.back();
     free_.pop_back();
   }
-  *state = HandleState{id, host, bytes, initial_version, 0, false, owner};
+  *state = HandleState{};
+  state->id = id;
+  state->host = host;
+  state->bytes = bytes;
+  state->current_version = initial_version;
+  state->owner = owner;
   handles_.insert(id, state);
   return DataHandle{id};
 }

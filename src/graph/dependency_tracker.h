@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "data/directory.h"
 #include "data/sliding_id_table.h"
 #include "taskgrid/taskgrid.hpp"
 
@@ -36,6 +37,13 @@ struct HandleState {
   // accesses of that task read the version before it and may not write again.
   uint64_t written_by = 0;  // resolve() call number
   uint64_t before_task = 0;
+  // The directory entry (where it lives) of the handle's last published
+  // version: entered, or produced by a task already planned. While a task
+  // that writes the handle is being planned, `current_version` is already
+  // the new version and these still describe the one before it; the
+  // planner's Analysis publishes the new one (plan/analysis.h).
+  uint64_t published = 0;
+  data::VersionInfo where;
 };
 
 // What one access of a task resolves to.

@@ -1,5 +1,8 @@
 #include "plan/analysis.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "trace/trace.h"
 
 namespace taskgrid::plan {
@@ -28,7 +31,9 @@ Analysis::Entered Analysis::enter(void* host, size_t bytes, int owner) {
   // spmd mode; on the head in cluster mode, where only the head has the
   // program's memory (the owner is then just recorded).
   const int home = config_.spmd ? owner : config_.rank;
-  directory_.add(version, bytes, home, now());
+  graph::HandleState& state = tracker_.state(handle);
+  state.where.reset(bytes, home, now());
+  state.published = version;
   return {handle, version, owner, home};
 }
 
@@ -37,10 +42,16 @@ const std::vector<graph::ResolvedAccess>& Analysis::resolve(const DataAccess* ac
   tracker_.resolve(accesses, count, next_version_, resolved_);
   if (inputs_.size() != count) inputs_.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    const uint64_t version = resolved_[i].in_version;
-    inputs_[i] = version ? &directory_.at(version) : nullptr;
+    const graph::ResolvedAccess& r = resolved_[i];
+    inputs_[i] = r.in_version ? &entry_of(r.in_version, *r.state) : nullptr;
   }
   return resolved_;
+}
+
+void Analysis::not_published(uint64_t version, const graph::HandleState& state) {
+  throw std::logic_error("directory: version " + std::to_string(version) + " of data handle " +
+                         std::to_string(state.id) + " is not its current one (" +
+                         std::to_string(state.published) + ")");
 }
 
 int Analysis::place(uint32_t function, const TaskOptions& options, uint64_t task_id) {

@@ -1,11 +1,14 @@
 // Analysis: what a submission means and where it runs. Owns the dependency
-// tracker (handles -> versions), the directory (versions -> holders), the
-// version counter, and placement: the policy and cost model in cluster mode,
-// owner-computes in spmd mode (deterministic, so every rank agrees).
+// tracker (handles -> versions, and each handle's directory entry: where its
+// current version lives), the version counter, and placement: the policy and
+// cost model in cluster mode, owner-computes in spmd mode (deterministic, so
+// every rank agrees).
 //
 // Per submission: resolve() the accesses, place() the task, then (after the
 // caller has routed the inputs) add_outputs(). Entries returned by input()
-// stay valid until the directory changes (add_outputs(), a removal).
+// are the handles' own (graph::HandleState::where): the caller adds the
+// holders it routes the version to; they describe the next version once
+// add_outputs() has published it.
 #pragma once
 
 #include <cstddef>
@@ -63,14 +66,18 @@ class Analysis {
   // The task resolved last runs on this planner's engines: counts it on its handles.
   void count_in_flight() { graph::DependencyTracker::count_in_flight(resolved_); }
   // The versions the task resolved last creates exist from now on, on
-  // `rank`; retire(superseded) is called after each (in access order).
+  // `rank`. For each (in access order), retire(superseded version, its
+  // entry) is called first, while the entry still describes it (its holders
+  // must drop it), then the handle's entry becomes the new version's.
   template <typename Retire>
   void add_outputs(int rank, Retire&& retire) {
     const double ready_at = policy_ ? policy_->estimated_finish() : 0.0;
     for (const graph::ResolvedAccess& r : resolved_) {
       if (!r.out_version) continue;
-      directory_.add(r.out_version, r.bytes, rank, ready_at);
-      retire(r.superseded);
+      graph::HandleState& state = *r.state;
+      retire(r.superseded, entry_of(r.superseded, state));
+      state.where.reset(r.bytes, rank, ready_at);
+      state.published = r.out_version;
     }
   }
 
@@ -82,11 +89,18 @@ class Analysis {
   }
 
   graph::DependencyTracker& tracker() { return tracker_; }
-  data::Directory& directory() { return directory_; }
+  // The directory entry of `version`, which must be the version `state`'s
+  // handle last published (std::logic_error otherwise: the planner lost
+  // track of a version).
+  static data::VersionInfo& entry_of(uint64_t version, graph::HandleState& state) {
+    if (state.published != version) not_published(version, state);
+    return state.where;
+  }
   uint64_t next_version() const { return next_version_; }
 
  private:
   double now() const;
+  [[noreturn]] static void not_published(uint64_t version, const graph::HandleState& state);
 
   AnalysisConfig config_;
   sched::CostModel costs_;
@@ -94,7 +108,6 @@ class Analysis {
   bool uses_clock_ = false;                         // heft: estimates need the clock
   const uint64_t start_ns_;
   graph::DependencyTracker tracker_;
-  data::Directory directory_;
   uint64_t next_version_ = 1;
 
   // Of the task resolved last.

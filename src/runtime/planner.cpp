@@ -169,7 +169,9 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     trace::record_task(task_id, options.name, function.value, rank, resolved.data(), count);
   // New versions exist from now on; the versions they replace get no new
   // readers, so every holder may drop them once its current uses are done.
-  analysis_.add_outputs(rank, [this](uint64_t superseded) { retire(superseded); });
+  analysis_.add_outputs(rank, [this](uint64_t superseded, const data::VersionInfo& where) {
+    retire(superseded, where);
+  });
   submissions_ += 1;
   if (!broadcasts_.empty()) broadcasts_.deliver_due(submissions_);
   batches_.end_of_submission();
@@ -207,13 +209,12 @@ void Planner::route_input(const graph::ResolvedAccess& r, data::VersionInfo& inf
   info.holders.push_back(rank);
 }
 
-void Planner::retire(uint64_t version) {
+void Planner::retire(uint64_t version, const data::VersionInfo& where) {
   // Readers gathered for a broadcast get it before the holders may drop it.
   if (!broadcasts_.empty()) broadcasts_.deliver_through(version);
-  analysis_.directory().remove_each(version, [&](int holder) {
+  for (int holder : where.holders)
     if (batches_.emits_for(holder))
       batches_.to(holder).add(wire::Kind::retire, wire::Retire{version});
-  });
 }
 
 void Planner::create_broadcast_comms(std::unique_lock<comm::FutexLock>& lock) {
@@ -293,10 +294,10 @@ void Planner::wait(DataHandle handle) {
 void Planner::fetch(DataHandle handle) {
   std::unique_lock lock(mutex_);
   graph::DependencyTracker& tracker = analysis_.tracker();
-  const graph::HandleState& state = tracker.state(handle);
+  graph::HandleState& state = tracker.state(handle);
   const int home = spmd() ? state.owner : 0;
   const uint64_t version = state.current_version;
-  data::VersionInfo& info = analysis_.directory().at(version);
+  const data::VersionInfo& info = plan::Analysis::entry_of(version, state);
   wire::Fetch fetch{version, -1, 0, state.host, state.bytes};
   // No host buffer (a 0-byte handle entered with nullptr): nothing to bring
   // home, so no transfer may be ordered either (nobody would receive it).
@@ -321,7 +322,11 @@ void Planner::fetch(DataHandle handle) {
 
 void Planner::release(DataHandle handle) {
   std::unique_lock lock(mutex_);
-  retire(analysis_.tracker().release(handle));
+  graph::DependencyTracker& tracker = analysis_.tracker();
+  graph::HandleState& state = tracker.state(handle);  // throws for unknown handles
+  // Retired while its entry is still there: releasing may forget the state.
+  retire(state.current_version, plan::Analysis::entry_of(state.current_version, state));
+  tracker.release(handle);
   if (broadcasts_.has_communicators_to_create()) create_broadcast_comms(lock);
 }
 

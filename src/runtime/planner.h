@@ -107,7 +107,8 @@ class Planner final : public EngineListener {
   // (`source`, `tag`).
   void route_input(const graph::ResolvedAccess& r, data::VersionInfo& info, int rank,
                    int32_t& source, int32_t& tag);
-  void retire(uint64_t version);
+  // Tells the holders of `version` (its entry `where`) to drop it.
+  void retire(uint64_t version, const data::VersionInfo& where);
   // Without mutex_ (spmd, mpi strategy): creates the communicators that the
   // broadcasts delivered since the last call need, at the same point of the
   // program on every member.

@@ -2,6 +2,7 @@
 // reads, placement in both modes, and the outputs it records.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,9 @@ TEST(Analysis, SpmdDataStartsOnItsOwner) {
     EXPECT_EQ(e.handle.id, static_cast<uint64_t>(i + 1));
     EXPECT_EQ(e.owner, i % 4);  // handle id - 1 modulo ranks
     EXPECT_EQ(e.home, e.owner);
-    EXPECT_EQ(analysis.directory().at(e.version).holders.front(), e.owner);
+    const graph::HandleState& state = analysis.tracker().state(e.handle);
+    EXPECT_EQ(state.published, e.version);
+    EXPECT_EQ(state.where.holders.front(), e.owner);
     EXPECT_EQ(analysis.tracker().state(e.handle).owner, e.owner);
   }
   const Analysis::Entered chosen = analysis.enter(buffer, 8, 3);
@@ -62,8 +65,17 @@ TEST(Analysis, ResolvedInputsPointAtTheirEntries) {
   const DataAccess accesses[] = {in(a.handle), out(b.handle)};
   const auto& resolved = analysis.resolve(accesses, 2);
   ASSERT_EQ(resolved.size(), 2u);
-  EXPECT_EQ(analysis.input(0), &analysis.directory().at(a.version));
+  EXPECT_EQ(analysis.input(0), &analysis.tracker().state(a.handle).where);
   EXPECT_EQ(analysis.input(1), nullptr);
+}
+
+TEST(Analysis, AnEntryIsFoundOnlyForTheVersionItDescribes) {
+  Analysis analysis(spmd_config(0, 2));
+  char buffer[8] = {};
+  const auto a = analysis.enter(buffer, 8, 0);
+  graph::HandleState& state = analysis.tracker().state(a.handle);
+  EXPECT_EQ(&Analysis::entry_of(a.version, state), &state.where);
+  EXPECT_THROW(Analysis::entry_of(a.version + 1, state), std::logic_error);
 }
 
 // Resolves and places one task, then records its outputs (retiring what
@@ -72,10 +84,7 @@ int plan_task(Analysis& analysis, const std::vector<DataAccess>& accesses,
               const TaskOptions& options, uint64_t task_id) {
   analysis.resolve(accesses.data(), accesses.size());
   const int rank = analysis.place(1, options, task_id);
-  analysis.add_outputs(rank, [&](uint64_t superseded) {
-    std::vector<int> holders;
-    analysis.directory().remove(superseded, holders);
-  });
+  analysis.add_outputs(rank, [](uint64_t, const data::VersionInfo&) {});
   return rank;
 }
 
@@ -106,7 +115,7 @@ TEST(Analysis, ClusterPlacesWithThePolicyUnlessHinted) {
   for (int i = 0; i < 6; ++i) {
     analysis.resolve(&access, 1);
     ranks.push_back(analysis.place(1, TaskOptions{}, static_cast<uint64_t>(i + 1)));
-    analysis.add_outputs(ranks.back(), [](uint64_t) {});
+    analysis.add_outputs(ranks.back(), [](uint64_t, const data::VersionInfo&) {});
   }
   EXPECT_EQ(ranks, (std::vector<int>{0, 1, 2, 0, 1, 2}));
   TaskOptions hinted;
@@ -124,18 +133,27 @@ TEST(Analysis, OutputsAreRecordedOnTheirRankAndRetireTheirPredecessors) {
   const auto& resolved = analysis.resolve(accesses, 3);
   const uint64_t new_a = resolved[0].out_version;
   const uint64_t new_b = resolved[2].out_version;
+  // Until the outputs are published, the inputs' entries describe the
+  // versions the task reads (b's too, although the task also writes b).
+  ASSERT_NE(analysis.input(1), nullptr);
+  EXPECT_EQ(analysis.input(1)->producer, 1);
+  analysis.input(1)->holders.push_back(3);  // routed to the task's rank
   std::vector<uint64_t> retired;
-  analysis.add_outputs(3, [&](uint64_t superseded) {
+  std::vector<std::vector<int>> retired_holders;
+  analysis.add_outputs(3, [&](uint64_t superseded, const data::VersionInfo& where) {
     retired.push_back(superseded);
-    // The caller forgets the superseded version here (the planner retires it).
-    std::vector<int> holders;
-    analysis.directory().remove(superseded, holders);
+    retired_holders.emplace_back(where.holders.begin(), where.holders.end());
   });
   EXPECT_EQ(retired, (std::vector<uint64_t>{a.version, b.version}));
-  EXPECT_EQ(analysis.directory().at(new_a).producer, 3);
-  EXPECT_EQ(analysis.directory().at(new_b).producer, 3);
-  EXPECT_EQ(analysis.directory().find(a.version), nullptr);
-  EXPECT_EQ(analysis.directory().size(), 2u);
+  EXPECT_EQ(retired_holders, (std::vector<std::vector<int>>{{0}, {1, 3}}));
+  const graph::HandleState& state_a = analysis.tracker().state(a.handle);
+  const graph::HandleState& state_b = analysis.tracker().state(b.handle);
+  EXPECT_EQ(state_a.published, new_a);
+  EXPECT_EQ(state_b.published, new_b);
+  EXPECT_EQ(state_a.where.producer, 3);
+  EXPECT_EQ(state_b.where.producer, 3);
+  EXPECT_EQ(std::vector<int>(state_b.where.holders.begin(), state_b.where.holders.end()),
+            std::vector<int>{3});
   EXPECT_EQ(analysis.next_version(), new_b + 1);
 }
 
