@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "taskgrid/version.h"
@@ -231,9 +233,10 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-std::string pad(std::string text, size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
-  return text;
+// Appends `text`, then spaces up to `width` characters.
+void append_padded(std::string& out, std::string_view text, size_t width) {
+  out.append(text);
+  if (text.size() < width) out.append(width - text.size(), ' ');
 }
 
 int number_from(const char* name) {
@@ -374,7 +377,15 @@ std::string describe_settings(const RuntimeOptions& options, const DisplayFacts&
       value = set ? set : setting.fallback;
       source = set ? "environment" : "default";
     }
-    std::string line = "  " + pad(setting.name, 26) + "= " + pad(value, 10) + " (" + source + ")";
+    // Appended in place: building temporary strings here trips GCC 12's
+    // -Wstringop-overflow (a false positive) once LTO inlines it.
+    std::string line = "  ";
+    append_padded(line, setting.name, 26);
+    line += "= ";
+    append_padded(line, value, 10);
+    line += " (";
+    line += source;
+    line += ")";
     if (setting.read_by) line += std::string(" [read by ") + setting.read_by + "]";
     if (options.display_env >= 2) line += "\n      " + std::string(setting.meaning);
     out += line + "\n";
