@@ -8,8 +8,8 @@
 // The three states of the futex mutex in Drepper's "Futexes Are Tricky":
 // 0 free, 1 locked, 2 locked and maybe waited for; unlock wakes a sleeper
 // only in state 2 (a thread that took it after sleeping leaves it in state
-// 2, so at worst one wake-up is spurious). Not recursive. With std::condition_variable_any where a thread
-// must sleep on a condition.
+// 2, so at worst one wake-up is spurious). Not recursive. With
+// std::condition_variable_any where a thread must sleep on a condition.
 #pragma once
 
 #include <atomic>

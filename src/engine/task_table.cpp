@@ -3,20 +3,14 @@
 namespace taskgrid::runtime {
 
 Task* TaskTable::acquire() {
-  if (!free_.empty()) {
-    Task* task = free_.back();
-    free_.pop_back();
-    return task;
-  }
   // A new record gets room for a typical task at once: its vectors would
   // otherwise grow over its first uses (a window of 4096 records takes tens
   // of thousands of tasks to warm up that way). Larger tasks still grow them.
-  auto task = std::make_unique<Task>();
-  task->accesses.reserve(kTypicalAccesses);
-  task->buffers.reserve(kTypicalAccesses);
-  task->args.reserve(kTypicalArgBytes);
-  storage_.push_back(std::move(task));
-  return storage_.back().get();
+  return records_.acquire([](Task& task) {
+    task.accesses.reserve(kTypicalAccesses);
+    task.buffers.reserve(kTypicalAccesses);
+    task.args.reserve(kTypicalArgBytes);
+  });
 }
 
 const char* TaskTable::intern(const char* name, size_t bytes) {

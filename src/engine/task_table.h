@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "comm/wire.h"
+#include "data/record_pool.h"
 #include "engine/task_context_access.h"
 #include "exec/ready_queue.h"
 #include "runtime/function_registry.h"
@@ -55,7 +56,7 @@ class TaskTable {
   // What a new record has room for (about 300 bytes).
   static constexpr size_t kTypicalAccesses = 4;
   static constexpr size_t kTypicalArgBytes = 64;
-  void release(Task* task) { free_.push_back(task); }
+  void release(Task* task) { records_.release(task); }
   // A stable copy of a task name (names repeat: one copy each).
   const char* intern(const char* name, size_t bytes);
 
@@ -70,8 +71,7 @@ class TaskTable {
   bool idle() const { return running_ == 0 && !has_ready(); }
 
  private:
-  std::vector<std::unique_ptr<Task>> storage_;
-  std::vector<Task*> free_;
+  data::RecordPool<Task> records_;
   exec::ReadyQueue<Task> ready_;
   size_t running_ = 0;  // made ready, not yet finished
   std::unordered_set<std::string> names_;

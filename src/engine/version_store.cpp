@@ -9,16 +9,9 @@ VersionStore::~VersionStore() {
 }
 
 Version* VersionStore::create(uint64_t id, size_t bytes) {
-  Version* version;
-  if (!free_.empty()) {
-    version = free_.back();
-    free_.pop_back();
-  } else {
-    storage_.push_back(std::make_unique<Version>());
-    version = storage_.back().get();
-  }
+  Version* version = records_.acquire();
   if (!by_id_.insert(id, version)) {
-    free_.push_back(version);
+    records_.release(version);
     return nullptr;
   }
   version->id = id;
@@ -46,7 +39,7 @@ void VersionStore::reclaim(Version* version) {
   }
   version->data = nullptr;
   by_id_.erase(version->id);
-  free_.push_back(version);
+  records_.release(version);
   reclaimed_ += 1;
 }
 

@@ -17,6 +17,7 @@
 
 #include "data/buffer_pool.h"
 #include "data/flat_id_map.h"
+#include "data/record_pool.h"
 
 namespace taskgrid::runtime {
 
@@ -84,8 +85,7 @@ class VersionStore {
   void reclaim(Version* version);
 
   data::FlatIdMap<Version> by_id_{1024};
-  std::vector<std::unique_ptr<Version>> storage_;
-  std::vector<Version*> free_;
+  data::RecordPool<Version> records_;
   void hold(Version* version, char* buffer) {
     version->data = buffer;
     held_bytes_ += data::allocated_bytes(version->bytes);

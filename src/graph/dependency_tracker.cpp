@@ -8,14 +8,7 @@ namespace taskgrid::graph {
 DataHandle DependencyTracker::add_handle(void* host, size_t bytes, uint64_t initial_version,
                                          int owner) {
   const uint64_t id = next_id_++;
-  HandleState* state;
-  if (free_.empty()) {
-    storage_.push_back(std::make_unique<HandleState>());
-    state = storage_.back().get();
-  } else {
-    state = free_.back();
-    free_.pop_back();
-  }
+  HandleState* state = states_.acquire();
   *state = HandleState{};
   state->id = id;
   state->host = host;
@@ -28,7 +21,7 @@ DataHandle DependencyTracker::add_handle(void* host, size_t bytes, uint64_t init
 
 void DependencyTracker::forget(HandleState* state) {
   handles_.erase(state->id);
-  free_.push_back(state);
+  states_.release(state);
 }
 
 void DependencyTracker::throw_bad_handle(uint64_t id) const {

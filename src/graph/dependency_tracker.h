@@ -16,10 +16,10 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "data/directory.h"
+#include "data/record_pool.h"
 #include "data/sliding_id_table.h"
 #include "taskgrid/taskgrid.hpp"
 
@@ -121,8 +121,7 @@ class DependencyTracker {
   void forget(HandleState* state);
 
   data::SlidingIdTable<HandleState*> handles_{"data handle", 1024};
-  std::vector<std::unique_ptr<HandleState>> storage_;  // every state made
-  std::vector<HandleState*> free_;                     // forgotten, to reuse
+  data::RecordPool<HandleState> states_;  // forgotten states are reused
   uint64_t next_id_ = 1;
   uint64_t resolves_ = 0;  // resolve() calls so far
 };
