@@ -8,31 +8,45 @@
 
 #include <sched.h>
 
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
+#include <cstdint>
+
+#include "comm/blocking.h"
 
 namespace taskgrid::comm {
 
+// A signal that a sleeping loop has something to look at: a notify while
+// nobody sleeps is kept for the next wait; one while a thread sleeps wakes it
+// (one of them if several do) through the seam's Blocking. As in Condition,
+// a sequence number bumped by every notify closes the window between a
+// sleeper's check and its sleep.
 class Wakeup {
  public:
+  explicit Wakeup(Blocking& blocking = system_blocking()) : blocking_(&blocking) {}
   void notify() {
-    {
-      std::lock_guard lock(mutex_);
-      signalled_ = true;
-    }
-    condition_.notify_one();
+    signalled_.store(1);
+    sequence_.fetch_add(1);
+    if (sleepers_.load() > 0) blocking_->wake_one(sequence_);
   }
   void wait_for(std::chrono::microseconds timeout) {
-    std::unique_lock lock(mutex_);
-    condition_.wait_for(lock, timeout, [this] { return signalled_; });
-    signalled_ = false;
+    sleepers_.fetch_add(1);
+    const uint32_t seen = sequence_.load();
+    if (signalled_.load() == 0)
+      blocking_->wait_for(
+          sequence_, seen,
+          static_cast<uint64_t>(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()));
+    sleepers_.fetch_sub(1);
+    // Signalled or not, the caller looks for work now.
+    signalled_.store(0);
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable condition_;
-  bool signalled_ = false;
+  Blocking* blocking_;
+  std::atomic<uint32_t> signalled_{0};
+  std::atomic<uint32_t> sequence_{0};
+  std::atomic<uint32_t> sleepers_{0};
 };
 
 class IdleBackoff {

@@ -27,6 +27,7 @@ class LoopbackFabric::Endpoint final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return fabric_.size(); }
   int max_tag() const override { return 1 << 30; }
+  Blocking& blocking() override { return *fabric_.blocking_; }
 
   void send_control(int dest, std::vector<char>&& batch) override {
     Endpoint& to = peer(dest);

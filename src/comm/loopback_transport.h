@@ -33,11 +33,15 @@ class LoopbackFabric {
   Transport& transport(int rank);
   // Data and chunk messages sent so far, every rank together.
   uint64_t data_messages() const { return data_messages_.load(); }
+  // What every rank's transport gives as its Blocking (Transport::blocking):
+  // the system's unless a test sets its own, before the engines are made.
+  void set_blocking(Blocking& blocking) { blocking_ = &blocking; }
 
  private:
   class Endpoint;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::atomic<uint64_t> data_messages_{0};
+  Blocking* blocking_ = &system_blocking();
   std::mutex groups_mutex_;
   std::map<std::vector<int32_t>, int> group_ids_;
   std::vector<std::vector<int32_t>> group_members_;  // per group id - 1

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/blocking.h"
 #include "comm/idle_backoff.h"
 
 namespace taskgrid::comm {
@@ -98,8 +99,11 @@ class Transport {
 
   // The thread primitives the engine uses beside the clock and idle():
   // starting its threads (the task workers; the engine thread beside a
-  // program) and sleeping. A simulator backend makes them its actors and
-  // simulated sleeps. The engine's locks are comm::FutexLock (futex_lock.h).
+  // program), sleeping, and blocking until another thread signals
+  // (blocking.h: the engine's, the workers' and the planner's locks and
+  // conditions sleep and wake only through it). A simulator backend makes
+  // them its actors, simulated sleeps and simulated waits.
+  virtual Blocking& blocking() { return system_blocking(); }
   virtual std::unique_ptr<Thread> start_thread(std::function<void()> body) {
     class StdThread final : public Thread {
      public:

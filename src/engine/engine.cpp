@@ -44,11 +44,15 @@ Engine::Engine(comm::Transport& transport, int threads, int head_rank,
       trees_(transport, versions_, *this, stats_),
       groups_(transport, versions_, *this, stats_),
       channels_(std::move(channels)),
-      completions_(transport, head_rank, stats_) {
+      completions_(transport, head_rank, stats_),
+      posted_mutex_(transport.blocking()),
+      drive_mutex_(transport.blocking()),
+      wakeup_(transport.blocking()) {
   if (threads > 1) {
     workers_ = std::make_unique<exec::WorkerPool<Task>>(
         threads - 1, [this](Task* task) { execute(task); }, [this] { wakeup_.notify(); },
-        [this](std::function<void()> body) { return transport_.start_thread(std::move(body)); });
+        [this](std::function<void()> body) { return transport_.start_thread(std::move(body)); },
+        transport_.blocking());
   }
 }
 

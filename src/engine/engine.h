@@ -74,6 +74,7 @@ class Engine final : public CommandSink, private VersionEvents {
   }
   bool drive_until(const std::function<bool()>& done) override;
   void help() override;
+  comm::Blocking& blocking() override { return transport_.blocking(); }
 
   // Runs the loop on the calling thread (the engine thread) until a shutdown
   // command was applied and everything in flight has completed.

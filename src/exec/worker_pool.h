@@ -4,12 +4,13 @@
 // itself between polls.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "comm/blocking.h"
+#include "comm/futex_lock.h"
 #include "comm/transport.h"
 #include "exec/ready_queue.h"
 
@@ -23,8 +24,13 @@ class WorkerPool {
   // How a worker thread is started: through the transport seam.
   using StartThread = std::function<std::unique_ptr<comm::Thread>(std::function<void()>)>;
 
-  WorkerPool(int threads, Runner run, OnFinished on_finished, const StartThread& start_thread)
-      : run_(std::move(run)), on_finished_(std::move(on_finished)) {
+  // Threads wait for tasks through `blocking`, the seam's (transport.h).
+  WorkerPool(int threads, Runner run, OnFinished on_finished, const StartThread& start_thread,
+             comm::Blocking& blocking = comm::system_blocking())
+      : run_(std::move(run)),
+        on_finished_(std::move(on_finished)),
+        mutex_(blocking),
+        ready_signal_(blocking) {
     for (int i = 0; i < threads; ++i) threads_.push_back(start_thread([this] { work(); }));
   }
   ~WorkerPool() { stop(); }
@@ -86,8 +92,8 @@ class WorkerPool {
 
   Runner run_;
   OnFinished on_finished_;
-  std::mutex mutex_;
-  std::condition_variable ready_signal_;
+  comm::FutexLock mutex_;
+  comm::Condition ready_signal_;
   ReadyQueue<Task> ready_;  // highest priority first, FIFO among equals
   std::vector<Task*> finished_;
   bool stopping_ = false;

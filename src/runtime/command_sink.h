@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "comm/blocking.h"
 #include "comm/wire.h"
 
 namespace taskgrid::runtime {
@@ -39,6 +40,10 @@ class CommandSink {
   // program that submits far ahead also executes and communicates on its own
   // thread instead of waking the engine thread beside it.
   virtual void help() {}
+  // How the planner's threads block (its lock and the waits of a program
+  // that does not drive): the engine's transport seam, so that a simulated
+  // engine and its planner wait in simulated time.
+  virtual comm::Blocking& blocking() { return comm::system_blocking(); }
 };
 
 // What the engine reports to the planner that plans for it (the head in

@@ -45,6 +45,8 @@ plan::BroadcastConfig broadcast_config(const PlannerConfig& config) {
 Planner::Planner(CommandSink& sink, const PlannerConfig& config)
     : sink_(sink),
       config_(config),
+      mutex_(sink.blocking()),
+      changed_(sink.blocking()),
       tags_(config.max_tag),
       // Commands for a rank are built only where they will run: every rank's
       // in cluster mode (on the head), only this rank's in spmd mode, so a
@@ -52,7 +54,8 @@ Planner::Planner(CommandSink& sink, const PlannerConfig& config)
       batches_(sink, config.ranks, config.mode == PlannerMode::spmd ? config.rank : -1,
                config.batch_bytes),
       analysis_(analysis_config(config)),
-      broadcasts_(broadcast_config(config), batches_, tags_) {}
+      broadcasts_(broadcast_config(config), batches_, tags_),
+      window_open_(sink.blocking()) {}
 
 const char* Planner::scheduler_name() const { return analysis_.scheduler_name(); }
 
@@ -242,7 +245,7 @@ void Planner::wait_until(std::unique_lock<comm::FutexLock>& lock,
   waiters_ -= 1;
 }
 
-void Planner::block(std::unique_lock<comm::FutexLock>& lock, std::condition_variable_any& condition,
+void Planner::block(std::unique_lock<comm::FutexLock>& lock, comm::Condition& condition,
                     const std::function<bool()>& done) {
   if (done()) return;
   // The thread model: where the sink can be driven, this thread runs the

@@ -22,7 +22,6 @@
 // group), and retires superseded versions.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -30,6 +29,7 @@
 #include <vector>
 
 #include "coll/broadcast.h"
+#include "comm/blocking.h"
 #include "comm/futex_lock.h"
 #include "comm/wire.h"
 #include "plan/analysis.h"
@@ -117,7 +117,7 @@ class Planner final : public EngineListener {
   static constexpr uint64_t kHelpEvery = 64;
   void wait_until(std::unique_lock<comm::FutexLock>& lock, const std::function<bool()>& done);
   // Waits (lock held on entry and exit) until `done`, driving the sink if it can.
-  void block(std::unique_lock<comm::FutexLock>& lock, std::condition_variable_any& condition,
+  void block(std::unique_lock<comm::FutexLock>& lock, comm::Condition& condition,
              const std::function<bool()>& done);
   // Waits while the window is full (see PlannerConfig::window).
   void wait_for_window(std::unique_lock<comm::FutexLock>& lock);
@@ -127,8 +127,9 @@ class Planner final : public EngineListener {
   CommandSink& sink_;
   PlannerConfig config_;
 
+  // The lock and both conditions block through the sink's Blocking.
   comm::FutexLock mutex_;  // guards everything below
-  std::condition_variable_any changed_;
+  comm::Condition changed_;
   plan::TransferTags tags_;
   plan::CommandBatches batches_;
   plan::Analysis analysis_;
@@ -142,7 +143,7 @@ class Planner final : public EngineListener {
   // The program waits in wait_for_window, on its own condition: the waits of
   // wait_until wake on every drained handle, which would wake it for nothing.
   bool window_waiting_ = false;
-  std::condition_variable_any window_open_;
+  comm::Condition window_open_;
   bool stopped_ = false;
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "comm/loopback_transport.h"
+#include "counting_blocking.h"
 #include "engine/engine.h"
 #include "runtime/planner.h"
 
@@ -74,6 +75,14 @@ void loopback_task(TaskContext& ctx) {
       write_outputs(ctx.data_as<uint8_t>(i), ctx.size(i), digest + i);
 }
 TASKGRID_REGISTER(loopback_task);
+
+// Finishes only once the watched thread has gone to sleep in the seam's
+// Blocking (see ThePlannerWaitsThroughTheTransportsBlocking).
+comm::CountingBlocking* waited_by_program = nullptr;
+void until_the_program_sleeps(TaskContext&) {
+  while (waited_by_program->watched_waits() == 0) std::this_thread::yield();
+}
+TASKGRID_REGISTER(until_the_program_sleeps);
 
 Graph generate(uint64_t seed, int ranks, size_t max_tasks = 40) {
   std::mt19937_64 random(seed);
@@ -154,6 +163,9 @@ std::ostream& operator<<(std::ostream& out, const LoopbackRun& run) {
 struct Traffic {
   uint64_t messages = 0;    // data messages
   uint64_t broadcasts = 0;  // broadcasts rooted or group broadcasts taken part in
+  // Versions the engines still held at the end, after every handle was
+  // released: each one a version some rank was never told to drop.
+  uint64_t versions_left = 0;
 };
 
 // One rank: its engine (on its own thread) and its planner.
@@ -216,15 +228,18 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const Loopback
                        args.data(), args.size());
       }
       for (const DataHandle h : handles) planner.fetch(h);
+      for (const DataHandle h : handles) planner.release(h);
       planner.shutdown();
     });
   }
   for (auto& program : programs) program.join();
   for (auto& rank : job) rank->engine_thread.join();
   traffic.messages += fabric.data_messages();
-  for (auto& rank : job)
-    traffic.broadcasts +=
-        rank->engine.stats().broadcasts_rooted + rank->engine.stats().mpi_broadcasts;
+  for (auto& rank : job) {
+    const EngineStats stats = rank->engine.stats();
+    traffic.broadcasts += stats.broadcasts_rooted + stats.mpi_broadcasts;
+    traffic.versions_left += stats.versions_live;
+  }
   std::vector<std::vector<uint8_t>> result;
   for (size_t h = 0; h < g.sizes.size(); ++h)
     result.push_back(memory[static_cast<size_t>(g.owners[h])][h]);
@@ -235,12 +250,48 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const Loopback
 ::testing::AssertionResult matches_sequential(const Graph& g, const LoopbackRun& run,
                                               Traffic& traffic) {
   const auto expected = run_sequentially(g);
+  const uint64_t left_before = traffic.versions_left;
   const auto got = run_on_loopback(g, run, traffic);
+  if (traffic.versions_left != left_before)
+    return ::testing::AssertionFailure()
+           << "the engines kept " << traffic.versions_left - left_before
+           << " versions after every handle was released (" << g.tasks.size() << " tasks, " << run
+           << ")";
   for (size_t h = 0; h < expected.size(); ++h)
     if (got[h] != expected[h])
       return ::testing::AssertionFailure()
              << "handle " << h << " differs (" << g.tasks.size() << " tasks, " << run << ")";
   return ::testing::AssertionSuccess();
+}
+
+// The seam's thread primitive (comm::Blocking) is the only way the
+// planner's program thread sleeps: its task runs on a worker and cannot end
+// until the program sleeps through the transport's Blocking, so a wait that
+// went around the seam (a plain condition variable) would hang here.
+TEST(LoopbackSeam, ThePlannerWaitsThroughTheTransportsBlocking) {
+  comm::CountingBlocking blocking;
+  waited_by_program = &blocking;
+  comm::LoopbackFabric fabric(1);
+  fabric.set_blocking(blocking);
+  Engine engine(fabric.transport(0), /*threads=*/2, 0);
+  engine.set_program_drives(false);  // the program sleeps while it waits
+  PlannerConfig config;
+  config.mode = PlannerMode::spmd;
+  Planner planner(engine, config);
+  engine.set_listener(&planner);
+  std::thread engine_thread([&] { engine.run(); });
+  blocking.watch(std::this_thread::get_id());
+  double value = 0;
+  const DataHandle handle = planner.enter_data(&value, sizeof value, 0);
+  const DataAccess access = inout(handle);
+  planner.submit(function_id(until_the_program_sleeps), &access, 1, TaskOptions{}, nullptr, 0);
+  planner.wait_all();
+  planner.release(handle);
+  planner.shutdown();
+  engine_thread.join();
+  EXPECT_GE(blocking.watched_waits(), 1u);
+  EXPECT_GE(blocking.wakes(), 1u);  // the completion woke it
+  waited_by_program = nullptr;
 }
 
 class Loopback : public ::testing::TestWithParam<int> {};

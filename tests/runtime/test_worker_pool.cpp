@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "counting_blocking.h"
 #include "exec/worker_pool.h"
 
 namespace taskgrid::exec {
@@ -81,6 +82,24 @@ TEST(WorkerPool, StartsItsThreadsThroughTheSeamAndRunsEveryTaskOnThem) {
   std::lock_guard lock(mutex);
   EXPECT_EQ(started.size(), 3u);
   for (const Job& job : jobs) EXPECT_EQ(started.count(job.ran_on), 1u);
+}
+
+TEST(WorkerPool, IdleWorkersSleepAndWakeThroughTheGivenBlocking) {
+  SeamOnly seam;
+  comm::CountingBlocking blocking;
+  std::atomic<int> finished{0};
+  Job job;
+  {
+    WorkerPool<Job> pool(
+        2, [](Job* j) { j->ran_on = std::this_thread::get_id(); }, [&] { ++finished; },
+        [&](std::function<void()> body) { return seam.start_thread(std::move(body)); }, blocking);
+    // Nothing to do: both workers go to sleep through the seam.
+    while (blocking.waits() < 2) std::this_thread::yield();
+    pool.push(&job);
+    while (finished.load() == 0) std::this_thread::yield();
+  }
+  EXPECT_GE(blocking.wakes(), 1u);  // the push woke a sleeper
+  EXPECT_NE(job.ran_on, std::this_thread::get_id());
 }
 
 TEST(TransportSeam, DefaultSleepWaitsAtLeastAsLongAsAsked) {

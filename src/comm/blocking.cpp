@@ -1,0 +1,65 @@
+#include "comm/blocking.h"
+
+#include <chrono>
+#include <climits>
+#include <thread>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#endif
+
+namespace taskgrid::comm {
+namespace {
+
+#if defined(__linux__)
+
+// Private futexes: the words live in this process. Errors (EAGAIN: the word
+// changed; EINTR; ETIMEDOUT) are all "return and let the caller re-check".
+long futex(std::atomic<uint32_t>& word, int op, uint32_t value, const timespec* timeout) {
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op | FUTEX_PRIVATE_FLAG, value,
+                 timeout, nullptr, 0);
+}
+
+class SystemBlocking final : public Blocking {
+ public:
+  void wait(std::atomic<uint32_t>& word, uint32_t expected) override {
+    futex(word, FUTEX_WAIT, expected, nullptr);
+  }
+  void wait_for(std::atomic<uint32_t>& word, uint32_t expected, uint64_t timeout_ns) override {
+    const timespec timeout{static_cast<time_t>(timeout_ns / 1'000'000'000),
+                           static_cast<long>(timeout_ns % 1'000'000'000)};
+    futex(word, FUTEX_WAIT, expected, &timeout);
+  }
+  void wake_one(std::atomic<uint32_t>& word) override { futex(word, FUTEX_WAKE, 1, nullptr); }
+  void wake_all(std::atomic<uint32_t>& word) override { futex(word, FUTEX_WAKE, INT_MAX, nullptr); }
+};
+
+#else
+
+class SystemBlocking final : public Blocking {
+ public:
+  void wait(std::atomic<uint32_t>& word, uint32_t expected) override { word.wait(expected); }
+  void wait_for(std::atomic<uint32_t>& word, uint32_t expected, uint64_t timeout_ns) override {
+    // std::atomic has no timed wait: look every 50 microseconds.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+    while (word.load() == expected && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  void wake_one(std::atomic<uint32_t>& word) override { word.notify_one(); }
+  void wake_all(std::atomic<uint32_t>& word) override { word.notify_all(); }
+};
+
+#endif
+
+}  // namespace
+
+Blocking& system_blocking() {
+  static SystemBlocking blocking;
+  return blocking;
+}
+
+}  // namespace taskgrid::comm
