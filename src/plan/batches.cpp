@@ -1,5 +1,6 @@
 #include "plan/batches.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -42,9 +43,12 @@ size_t CommandBuffer::add_task_without_accesses(const wire::Task& task, const vo
   return accesses_at;
 }
 
+void CommandBuffer::grow(size_t bytes) { bytes_.resize(used_ + std::max(bytes, kGrowBytes)); }
+
 void CommandBuffer::refill(std::vector<char>&& spare, size_t reserve) {
   bytes_ = std::move(spare);
   bytes_.clear();
+  used_ = 0;
   if (bytes_.capacity() < reserve) bytes_.reserve(reserve);
 }
 

@@ -81,6 +81,32 @@ TEST(CommandBatches, AccessesWrittenAfterTheTaskGiveTheSameBytes) {
   EXPECT_EQ(sink.posted[0].second, expected.bytes());
 }
 
+// Room is taken in steps (CommandBuffer::kGrowBytes), not per command: a batch
+// of many small commands and one larger than a step, posted as exactly its
+// bytes, nothing of the unused room after them.
+TEST(CommandBatches, ABatchLargerThanItsGrowthStepIsPostedByteForByte) {
+  PostedSink sink;
+  CommandBatches batches(sink, 1, -1, 1 << 20);
+  wire::BatchWriter expected;
+  for (uint64_t v = 1; v <= 300; ++v) {  // 4,800 bytes of retirements
+    batches.to(0).add(wire::Kind::retire, wire::Retire{v});
+    expected.add(wire::Kind::retire, wire::Retire{v});
+  }
+  std::vector<char> args(5000);
+  for (size_t i = 0; i < args.size(); ++i) args[i] = static_cast<char>(i * 7);
+  const wire::Access access{0, 5, 8, -1, 0, 2, {}};
+  const wire::Task task{9, 7, 1, static_cast<uint32_t>(args.size()), -1, 0, 0, 4};
+  batches.add_task(0, task, &access, args.data(), "");
+  expected.add_task(task, &access, args.data(), "");
+  batches.to(0).add(wire::Kind::retire, wire::Retire{301});
+  expected.add(wire::Kind::retire, wire::Retire{301});
+  EXPECT_EQ(batches.to(0).size(), expected.bytes().size());
+  batches.flush_all();
+  ASSERT_EQ(sink.posted.size(), 1u);
+  EXPECT_EQ(sink.posted[0].second, expected.bytes());
+  EXPECT_TRUE(batches.empty(0));
+}
+
 // A sink that hands every batch back, emptied, as the engine does with the
 // batches it applied: the next batch is written into the same memory.
 class RecyclingSink final : public runtime::CommandSink {
