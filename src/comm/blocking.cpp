@@ -1,14 +1,15 @@
 #include "comm/blocking.h"
 
-#include <chrono>
-#include <climits>
-#include <thread>
-
 #if defined(__linux__)
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <climits>
+#else
+#include <chrono>
+#include <thread>
 #endif
 
 namespace taskgrid::comm {
