@@ -31,14 +31,51 @@ class Blocking {
 // notify, with a timed wait that polls.
 Blocking& system_blocking();
 
+// What Condition and Wakeup share: a sequence word bumped by every notify,
+// which sleepers sleep on, and a count of them, so that a notify makes a call
+// only while somebody sleeps. A sleeper registers (begin_wait(), which returns
+// the sequence it saw) before it checks what it waits for: a notify that
+// bumps the sequence after that read then either sees the sleeper (all four
+// operations are sequentially consistent) or makes its wait return at once.
+// Every begin_wait() ends in exactly one sleep(), sleep_for() or cancel().
+class SleepWord {
+ public:
+  explicit SleepWord(Blocking& blocking) : blocking_(&blocking) {}
+  uint32_t begin_wait() {
+    sleepers_.fetch_add(1);
+    return sequence_.load();
+  }
+  void sleep(uint32_t seen) {
+    blocking_->wait(sequence_, seen);
+    sleepers_.fetch_sub(1);
+  }
+  void sleep_for(uint32_t seen, uint64_t timeout_ns) {
+    blocking_->wait_for(sequence_, seen, timeout_ns);
+    sleepers_.fetch_sub(1);
+  }
+  void cancel() { sleepers_.fetch_sub(1); }
+  void notify_one() {
+    sequence_.fetch_add(1);
+    if (sleepers_.load() > 0) blocking_->wake_one(sequence_);
+  }
+  void notify_all() {
+    sequence_.fetch_add(1);
+    if (sleepers_.load() > 0) blocking_->wake_all(sequence_);
+  }
+
+ private:
+  Blocking* blocking_;
+  std::atomic<uint32_t> sequence_{0};
+  std::atomic<uint32_t> sleepers_{0};
+};
+
 // A condition variable on Blocking, for a lock with lock() and unlock()
 // (FutexLock). The state a waiter waits for must change under that lock;
-// notify may come after the notifier unlocked. A sequence number bumped by
-// every notify makes a wake-up between the waiter's check and its sleep
-// impossible to miss; notify makes a call only while somebody waits.
+// notify may come after the notifier unlocked: the waiter registers while it
+// holds the lock, so a change made after its check bumps the word it sleeps on.
 class Condition {
  public:
-  explicit Condition(Blocking& blocking = system_blocking()) : blocking_(&blocking) {}
+  explicit Condition(Blocking& blocking = system_blocking()) : word_(blocking) {}
   Condition(const Condition&) = delete;
   Condition& operator=(const Condition&) = delete;
 
@@ -46,29 +83,17 @@ class Condition {
   template <typename Lock, typename Done>
   void wait(Lock& lock, Done&& done) {
     while (!done()) {
-      // Registered before the sequence is read: a notify that bumps it after
-      // this read sees the waiter (both are sequentially consistent).
-      waiters_.fetch_add(1);
-      const uint32_t seen = sequence_.load();
+      const uint32_t seen = word_.begin_wait();
       lock.unlock();
-      blocking_->wait(sequence_, seen);
-      waiters_.fetch_sub(1);
+      word_.sleep(seen);
       lock.lock();
     }
   }
-  void notify_one() {
-    sequence_.fetch_add(1);
-    if (waiters_.load() > 0) blocking_->wake_one(sequence_);
-  }
-  void notify_all() {
-    sequence_.fetch_add(1);
-    if (waiters_.load() > 0) blocking_->wake_all(sequence_);
-  }
+  void notify_one() { word_.notify_one(); }
+  void notify_all() { word_.notify_all(); }
 
  private:
-  Blocking* blocking_;
-  std::atomic<uint32_t> sequence_{0};
-  std::atomic<uint32_t> waiters_{0};
+  SleepWord word_;
 };
 
 }  // namespace taskgrid::comm

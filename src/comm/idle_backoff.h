@@ -18,35 +18,29 @@ namespace taskgrid::comm {
 
 // A signal that a sleeping loop has something to look at: a notify while
 // nobody sleeps is kept for the next wait; one while a thread sleeps wakes it
-// (one of them if several do) through the seam's Blocking. As in Condition,
-// a sequence number bumped by every notify closes the window between a
-// sleeper's check and its sleep.
+// (one of them if several do) through the seam's Blocking (a SleepWord).
 class Wakeup {
  public:
-  explicit Wakeup(Blocking& blocking = system_blocking()) : blocking_(&blocking) {}
+  explicit Wakeup(Blocking& blocking = system_blocking()) : word_(blocking) {}
   void notify() {
     signalled_.store(1);
-    sequence_.fetch_add(1);
-    if (sleepers_.load() > 0) blocking_->wake_one(sequence_);
+    word_.notify_one();
   }
   void wait_for(std::chrono::microseconds timeout) {
-    sleepers_.fetch_add(1);
-    const uint32_t seen = sequence_.load();
+    const uint32_t seen = word_.begin_wait();
     if (signalled_.load() == 0)
-      blocking_->wait_for(
-          sequence_, seen,
-          static_cast<uint64_t>(
-              std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()));
-    sleepers_.fetch_sub(1);
+      word_.sleep_for(seen,
+                      static_cast<uint64_t>(
+                          std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()));
+    else
+      word_.cancel();
     // Signalled or not, the caller looks for work now.
     signalled_.store(0);
   }
 
  private:
-  Blocking* blocking_;
   std::atomic<uint32_t> signalled_{0};
-  std::atomic<uint32_t> sequence_{0};
-  std::atomic<uint32_t> sleepers_{0};
+  SleepWord word_;
 };
 
 class IdleBackoff {
