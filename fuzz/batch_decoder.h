@@ -75,6 +75,7 @@ inline bool decode_batch(const char* data, size_t bytes, const wire::Peer& peer)
         completed.resize(header.bytes / sizeof(wire::Completed));
         std::memcpy(completed.data(), payload, completed.size() * sizeof(wire::Completed));
         break;
+      case wire::Kind::local_task:  // its pointer is never followed here
       case wire::Kind::shutdown:
         break;
     }

@@ -11,7 +11,7 @@ import os
 import struct
 
 KIND = dict(task=1, send=2, retire=3, create=4, fetch=5, shutdown=6, completed=7,
-            broadcast=8, route=9, mpi_broadcast=10)
+            broadcast=8, route=9, mpi_broadcast=10, local_task=11)
 
 
 def sel(source, reader=0):
@@ -77,6 +77,8 @@ BAD = {
     'completed-not-head': sel(2, 1) + frame('completed', struct.pack('<QQQ', 1, 0, 1)),
     'create-from-other-rank': sel(0, 1) + create(5, 8),
     'fetch-from-other-rank': sel(0, 1) + fetch(5, 2, 8),
+    'local-task-from-other-rank': sel(0, 1) + frame('local_task', struct.pack('<Q', 0x1000)),
+    'local-task-without-record': sel(0) + frame('local_task', struct.pack('<Q', 0)),
     'short-route': sel(2, 1) + frame('route', bytes(8)),
     'route-list-past-payload': sel(2, 1) + route('route', 64, 64, [0], count=1000),
     'route-outside-job': sel(2, 1) + route('route', 64, 64, [7]),
@@ -95,6 +97,7 @@ OK = {
     'send-retire': sel(0, 1) + frame('send', struct.pack('<Qii', 12, 3, 77)) +
                    frame('retire', struct.pack('<Q', 11)),
     'local-create-fetch': sel(0) + create(21, 16) + fetch(21, -1, 16) + fetch(22, 2, 16),
+    'local-task': sel(0) + frame('local_task', struct.pack('<Q', 0x1000)),
     'spmd-local-task': sel(1, 1) + task([(0, 3, 16, -1, 0, 2)]) + STOP,
     'completed': sel(3) + frame('completed', struct.pack('<QQQQQQ', 1, 10, 1, 2, 20, 2)),
     'route': sel(2, 1) + route('route', 1000, 96, [0, 3]),

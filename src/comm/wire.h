@@ -21,6 +21,7 @@ enum class Kind : uint8_t {
   broadcast = 8,       // planner -> root: broadcast a version (Route + forward list)
   route = 9,           // parent -> child engine: the data follows; forward it (Route + list)
   mpi_broadcast = 10,  // planner -> every participant: join an MPI_Ibcast
+  local_task = 11,     // local only: a task of this rank the planner built in place
 };
 
 // Access::source of an input that arrives by a broadcast: the sender is not
@@ -76,6 +77,13 @@ struct Create {
   uint64_t version;
   uint64_t bytes;
   char* buffer;  // ownership passes to the engine (allocated by BufferPool)
+};
+
+// A task for the planner's own rank, built by the engine's in-place builder
+// (runtime::CommandSink::local_task_builder): the record already holds what a
+// `task` command would carry, so nothing is encoded or decoded.
+struct LocalTask {
+  void* record;
 };
 
 struct Fetch {
@@ -227,6 +235,8 @@ inline const char* kind_name(Kind kind) {
       return "route";
     case Kind::mpi_broadcast:
       return "mpi_broadcast";
+    case Kind::local_task:
+      return "local_task";
   }
   return nullptr;
 }

@@ -122,6 +122,10 @@ const char* check_command(Kind kind, const char* payload, size_t bytes, const Pe
       if (fetch.source >= 0 && fetch.tag < 0) return "a negative transfer tag";
       return nullptr;
     }
+    case Kind::local_task:
+      if (!from_here(peer)) return "a local-only command (it carries a pointer) from another rank";
+      if (bytes != sizeof(LocalTask)) return "the payload is not one local task";
+      return read<LocalTask>(payload).record ? nullptr : "a local task without its record";
     case Kind::shutdown:  // its payload is never read
       return from_planner(peer) ? nullptr : "shutdown comes only from this rank's planner";
     case Kind::completed:

@@ -28,6 +28,12 @@ class RecordPool {
     return acquire([](T&) {});
   }
   void release(T* record) { free_.push_back(record); }
+  // Gives back every record in `records`, which is left empty.
+  void release_all(std::vector<T*>& records) {
+    free_.insert(free_.end(), records.begin(), records.end());
+    records.clear();
+  }
+  bool has_free() const { return !free_.empty(); }
 
  private:
   // Out of the hot path: once per record ever made.

@@ -45,6 +45,7 @@ Engine::Engine(comm::Transport& transport, int threads, int head_rank,
       groups_(transport, versions_, *this, stats_),
       channels_(std::move(channels)),
       completions_(transport, head_rank, stats_),
+      in_place_(transport.blocking()),
       posted_mutex_(transport.blocking()),
       drive_mutex_(transport.blocking()),
       wakeup_(transport.blocking()) {
@@ -159,12 +160,11 @@ void Engine::make_ready(Task* task) {
   // Output buffers are taken only now, so a long queue of planned tasks does
   // not hold memory. An inout task takes over its input's buffer when it is
   // the last user of a retired version; otherwise it works on a copy.
-  const size_t count = task->accesses.size();
+  const size_t count = task->linked.size();
   task->buffers.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    const Task::Access& access = task->accesses[i];
-    Version* input = access.input;
-    Version* output = access.output;
+    Version* input = task->linked[i].input;
+    Version* output = task->linked[i].output;
     if (output) {
       if (input && input->uses == 1 && input->retired) {
         output->data = input->data;
@@ -246,7 +246,7 @@ void Engine::finish(Task* task) {
   tasks_.finished();
   stats_.tasks_executed += 1;
   stats_.task_ns += task->duration_ns;
-  for (const Task::Access& access : task->accesses) {
+  for (const Task::Linked& access : task->linked) {
     if (Version* output = access.output) {
       version_ready(output);
       release_use(output);
@@ -254,7 +254,11 @@ void Engine::finish(Task* task) {
     if (Version* input = access.input) release_use(input);
   }
   completions_.add({task->id, task->duration_ns, task->completion_key});
-  tasks_.release(task);
+  if (task->in_place) {
+    in_place_.give_back(task);
+  } else {
+    tasks_.release(task);
+  }
 }
 
 void Engine::transfer_done(uint64_t cookie) {
@@ -291,6 +295,9 @@ void Engine::transfer_done(uint64_t cookie) {
 
 bool Engine::drain_posted() {
   if (!has_posted_.load(std::memory_order_acquire)) return false;
+  // The planner that posted will build more tasks: the records finished
+  // since the last drain are its to reuse.
+  in_place_.hand_over();
   {
     std::lock_guard lock(posted_mutex_);
     posted_taken_.swap(posted_);

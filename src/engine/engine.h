@@ -5,6 +5,7 @@
 //
 //   VersionStore      versions this rank holds, their buffers and waiters
 //   TaskTable         decoded tasks, the local ready queue, tasks running
+//   InPlaceTasks      the records this process's planner builds its rank's tasks in
 //   TreeBroadcaster   tree/pipeline/p2p broadcasts (routes and chunks)
 //   GroupBroadcaster  the transport's collective broadcasts (`mpi` strategy)
 //   TaskChannels      task-aware communication (exec/, the one part on MPI)
@@ -33,6 +34,7 @@
 #include "engine/completion_batcher.h"
 #include "engine/engine_stats.h"
 #include "engine/group_broadcaster.h"
+#include "engine/in_place_tasks.h"
 #include "engine/task_table.h"
 #include "engine/tree_broadcaster.h"
 #include "engine/version_store.h"
@@ -75,6 +77,7 @@ class Engine final : public CommandSink, private VersionEvents {
   bool drive_until(const std::function<bool()>& done) override;
   void help() override;
   comm::Blocking& blocking() override { return transport_.blocking(); }
+  LocalTaskBuilder* local_task_builder() override { return &in_place_; }
 
   // Runs the loop on the calling thread (the engine thread) until a shutdown
   // command was applied and everything in flight has completed.
@@ -105,6 +108,9 @@ class Engine final : public CommandSink, private VersionEvents {
   // Commands.
   void apply_batch(const char* data, size_t bytes, int source);
   void apply_task(const char* payload);
+  // A task record filled (from a command, or in place by the planner): binds
+  // its channel and its versions, and readies it when its inputs are present.
+  void link_task(Task* task);
   void apply_send(const wire::Send& send);
   void apply_retire(uint64_t version);
   void apply_create(const wire::Create& create);
@@ -152,6 +158,7 @@ class Engine final : public CommandSink, private VersionEvents {
   GroupBroadcaster groups_;
   std::unique_ptr<exec::TaskChannels> channels_;
   CompletionBatcher completions_;
+  InPlaceTasks in_place_;
   std::unique_ptr<exec::WorkerPool<Task>> workers_;
 
   // Posted batches (any thread) -> the driving thread. `has_posted_` lets the

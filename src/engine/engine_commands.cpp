@@ -38,6 +38,10 @@ void Engine::apply_batch(const char* data, size_t bytes, int source) {
         case wire::Kind::task:
           apply_task(payload);
           break;
+        case wire::Kind::local_task:
+          stats_.tasks_built_in_place += 1;
+          link_task(static_cast<Task*>(wire::read<wire::LocalTask>(payload).record));
+          break;
         case wire::Kind::send:
           apply_send(wire::read<wire::Send>(payload));
           break;
@@ -89,24 +93,21 @@ void Engine::apply_task(const char* payload) {
   const wire::TaskView view = wire::read_task(payload);
   const wire::Task& header = view.task;
   Task* task = tasks_.acquire();
-  task->id = header.task_id;
-  task->completion_key = header.completion_key;
-  // Registered functions are never removed: the last one found stays valid.
-  if (header.function != last_function_id_ || !last_function_) {
-    last_function_ = detail::find_function(FunctionId{header.function});
-    last_function_id_ = header.function;
-  }
-  task->function = last_function_;
-  if (!task->function)
+  if (!fill_task(*task, header, view.args, view.name, header.name_bytes, tasks_.functions(),
+                 tasks_.names())) {
+    tasks_.release(task);
     fail("task " + std::to_string(header.task_id) +
          " names a function that is not registered on this rank (id " +
          std::to_string(header.function) + "); every rank must register the same functions");
-  task->waiting = 0;
-  task->args.assign(view.args, view.args + header.args_bytes);
-  task->name =
-      header.name_bytes ? tasks_.intern(view.name, header.name_bytes) : task->function->name;
-  task->channel = header.channel;
-  task->priority = header.priority;
+  }
+  const size_t count = header.num_accesses;
+  task->accesses.resize(count);
+  // The batch is a byte stream: its records need not be aligned.
+  if (count) std::memcpy(task->accesses.data(), view.accesses, count * sizeof(wire::Access));
+  link_task(task);
+}
+
+void Engine::link_task(Task* task) {
   task->channel_task = nullptr;
   if (task->channel >= 0) {
     if (!channels_)
@@ -114,17 +115,15 @@ void Engine::apply_task(const char* payload) {
            ", but this rank has 0");
     task->channel_task = channels_->enqueue(task->channel, task, task->name);
   }
-
-  const size_t count = header.num_accesses;
-  task->accesses.resize(count);
-  Task::Access* accesses = task->accesses.data();
+  const size_t count = task->accesses.size();
+  task->linked.resize(count);
+  const wire::Access* accesses = task->accesses.data();
+  Task::Linked* linked = task->linked.data();
   for (size_t i = 0; i < count; ++i) {
-    Task::Access& slot = accesses[i];
-    // The batch is a byte stream: its records need not be aligned.
-    std::memcpy(&slot.wire, view.accesses + i * sizeof(wire::Access), sizeof(wire::Access));
+    Task::Linked& slot = linked[i];
     slot.input = nullptr;
     slot.output = nullptr;
-    const wire::Access& access = slot.wire;
+    const wire::Access& access = accesses[i];
     if (access.in_version) {
       Version* input = versions_.find(access.in_version);
       if (!input && access.source == wire::kSourceBroadcast) {

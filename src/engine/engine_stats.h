@@ -7,6 +7,7 @@ namespace taskgrid::runtime {
 
 struct EngineStats {
   uint64_t tasks_executed = 0;
+  uint64_t tasks_built_in_place = 0;  // by this process's planner (wire::LocalTask)
   uint64_t task_ns = 0;
   uint64_t data_messages_sent = 0;
   uint64_t data_bytes_sent = 0;

@@ -2,19 +2,36 @@
 
 namespace taskgrid::runtime {
 
-Task* TaskTable::acquire() {
+void TaskTable::reserve_typical(Task& task) {
   // A new record gets room for a typical task at once: its vectors would
   // otherwise grow over its first uses (a window of 4096 records takes tens
   // of thousands of tasks to warm up that way). Larger tasks still grow them.
-  return records_.acquire([](Task& task) {
-    task.accesses.reserve(kTypicalAccesses);
-    task.buffers.reserve(kTypicalAccesses);
-    task.args.reserve(kTypicalArgBytes);
-  });
+  task.accesses.reserve(kTypicalAccesses);
+  task.linked.reserve(kTypicalAccesses);
+  task.buffers.reserve(kTypicalAccesses);
+  task.args.reserve(kTypicalArgBytes);
 }
 
-const char* TaskTable::intern(const char* name, size_t bytes) {
+Task* TaskTable::acquire() { return records_.acquire(reserve_typical); }
+
+const char* TaskNames::intern(const char* name, size_t bytes) {
   return names_.emplace(name, bytes).first->c_str();
+}
+
+bool fill_task(Task& task, const wire::Task& header, const void* args, const char* name,
+               size_t name_bytes, FunctionCache& functions, TaskNames& names) {
+  task.function = functions.find(header.function);
+  if (!task.function) return false;
+  task.id = header.task_id;
+  task.completion_key = header.completion_key;
+  task.waiting = 0;
+  const char* arg_bytes = static_cast<const char*>(args);
+  task.args.assign(arg_bytes, arg_bytes + header.args_bytes);
+  task.name = name_bytes ? names.intern(name, name_bytes) : task.function->name;
+  task.channel = header.channel;
+  task.priority = header.priority;
+  task.channel_task = nullptr;
+  return true;
 }
 
 }  // namespace taskgrid::runtime

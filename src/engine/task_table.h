@@ -31,15 +31,15 @@ struct Task {
   uint64_t completion_key = 0;  // wire::Task::completion_key
   const detail::RegisteredFunction* function = nullptr;
   uint32_t waiting = 0;  // inputs not yet present
-  // Per access: what the command says, and the versions it reads and
-  // writes (nullptr when it does not). One record per access, so decoding,
-  // readying and finishing a task walk one array.
-  struct Access {
-    wire::Access wire;
+  // Per access: what the command says (contiguous: a planner in this
+  // process writes them in place, see InPlaceTasks), and the versions it
+  // reads and writes (nullptr when it does not).
+  std::vector<wire::Access> accesses;
+  struct Linked {
     Version* input;
     Version* output;
   };
-  std::vector<Access> accesses;
+  std::vector<Linked> linked;
   std::vector<detail::TaskContextAccess::Buffer> buffers;  // what the body sees
   std::vector<char> args;
   const char* name = nullptr;  // interned: the option's name or the function's
@@ -47,7 +47,41 @@ struct Task {
   int priority = 0;                           // TaskOptions::priority (exec::ReadyQueue)
   exec::ChannelTask* channel_task = nullptr;  // task-aware communication state
   uint64_t duration_ns = 0;
+  bool in_place = false;  // built by InPlaceTasks, which takes it back
 };
+
+// The function of the last task filled, remembered: registered functions
+// are never removed, and consecutive tasks mostly run the same one.
+class FunctionCache {
+ public:
+  const detail::RegisteredFunction* find(uint32_t id) {
+    if (id != id_ || !function_) {
+      function_ = detail::find_function(FunctionId{id});
+      id_ = id;
+    }
+    return function_;
+  }
+
+ private:
+  uint32_t id_ = 0;
+  const detail::RegisteredFunction* function_ = nullptr;
+};
+
+// Stable copies of task names (names repeat: one copy each).
+class TaskNames {
+ public:
+  const char* intern(const char* name, size_t bytes);
+
+ private:
+  std::unordered_set<std::string> names_;
+};
+
+// Fills `task` with what a task command says, except its accesses:
+// `header`'s fields, a copy of its arguments, its name (name_bytes 0: the
+// function's). False, leaving the record unfinished, when `header.function`
+// is not registered in this process.
+bool fill_task(Task& task, const wire::Task& header, const void* args, const char* name,
+               size_t name_bytes, FunctionCache& functions, TaskNames& names);
 
 class TaskTable {
  public:
@@ -57,8 +91,10 @@ class TaskTable {
   static constexpr size_t kTypicalAccesses = 4;
   static constexpr size_t kTypicalArgBytes = 64;
   void release(Task* task) { records_.release(task); }
-  // A stable copy of a task name (names repeat: one copy each).
-  const char* intern(const char* name, size_t bytes);
+  // Gives a new record room for a typical task at once (see acquire).
+  static void reserve_typical(Task& task);
+  FunctionCache& functions() { return functions_; }
+  TaskNames& names() { return names_; }
 
   // Ready tasks run by the engine thread itself (no workers), highest
   // priority first, FIFO among equals.
@@ -74,7 +110,8 @@ class TaskTable {
   data::RecordPool<Task> records_;
   exec::ReadyQueue<Task> ready_;
   size_t running_ = 0;  // made ready, not yet finished
-  std::unordered_set<std::string> names_;
+  FunctionCache functions_;
+  TaskNames names_;
 };
 
 }  // namespace taskgrid::runtime

@@ -13,6 +13,26 @@
 
 namespace taskgrid::runtime {
 
+// Optional, offered by a sink that runs tasks in the planner's process: the
+// tasks of the planner's own rank are built in place, in the record the
+// engine will run, instead of being encoded into a `task` command and decoded
+// again; the batch then carries a wire::LocalTask with the record's address,
+// in order with the other commands. Called by one thread at a time (under
+// the planner's lock).
+class LocalTaskBuilder {
+ public:
+  struct Slot {
+    void* record;            // for wire::LocalTask
+    wire::Access* accesses;  // task.num_accesses of them, for the caller to fill
+  };
+  // A record holding `task`'s fields, a copy of its `task.args_bytes` bytes
+  // of arguments and of its name (nullptr: the function's).
+  virtual Slot open(const wire::Task& task, const void* args, const char* name) = 0;
+
+ protected:
+  ~LocalTaskBuilder() = default;
+};
+
 // Where the planner sends its commands.
 class CommandSink {
  public:
@@ -44,6 +64,9 @@ class CommandSink {
   // that does not drive): the engine's transport seam, so that a simulated
   // engine and its planner wait in simulated time.
   virtual comm::Blocking& blocking() { return comm::system_blocking(); }
+  // The builder of this rank's tasks (see LocalTaskBuilder); nullptr: every
+  // task is encoded (a sink in another process, or a test's).
+  virtual LocalTaskBuilder* local_task_builder() { return nullptr; }
 };
 
 // What the engine reports to the planner that plans for it (the head in

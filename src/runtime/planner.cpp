@@ -54,6 +54,7 @@ Planner::Planner(CommandSink& sink, const PlannerConfig& config)
       batches_(sink, config.ranks, config.mode == PlannerMode::spmd ? config.rank : -1,
                config.batch_bytes),
       analysis_(analysis_config(config)),
+      local_builder_(sink.local_task_builder()),
       broadcasts_(broadcast_config(config), batches_, tags_),
       window_open_(sink.blocking()) {}
 
@@ -142,6 +143,10 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   // ranks' batches, never to this one: the task's rank does not hold them).
   plan::CommandBuffer* batch = local ? &batches_.to(rank) : nullptr;
   size_t accesses_at = 0;
+  // A task of this planner's own rank, where the sink builds those in place:
+  // its accesses go straight into the engine's record.
+  wire::Access* in_place = nullptr;
+  void* in_place_record = nullptr;
   if (local) {
     // The in-flight table is keyed by a count of this planner's own tasks: in
     // spmd mode they are one in `ranks` of the task ids, and a table by task
@@ -149,12 +154,22 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     const uint64_t key = in_flight_.submitted() + 1;
     in_flight_.add(key, function.value, rank, options.channel >= 0, resolved.data(), count);
     analysis_.count_in_flight();
-    const auto name_bytes = static_cast<uint32_t>(options.name ? std::strlen(options.name) : 0);
-    accesses_at = batch->add_task_without_accesses(
-        wire::Task{task_id, function.value, static_cast<uint32_t>(count),
-                   static_cast<uint32_t>(args_bytes), options.channel, name_bytes, options.priority,
-                   key},
-        args, options.name);
+    wire::Task task{task_id,
+                    function.value,
+                    static_cast<uint32_t>(count),
+                    static_cast<uint32_t>(args_bytes),
+                    options.channel,
+                    0,
+                    options.priority,
+                    key};
+    if (local_builder_ && rank == config_.rank) {
+      const LocalTaskBuilder::Slot slot = local_builder_->open(task, args, options.name);
+      in_place = slot.accesses;
+      in_place_record = slot.record;
+    } else {
+      task.name_bytes = static_cast<uint32_t>(options.name ? std::strlen(options.name) : 0);
+      accesses_at = batch->add_task_without_accesses(task, args, options.name);
+    }
   }
   for (size_t i = 0; i < count; ++i) {
     const graph::ResolvedAccess& r = resolved[i];
@@ -162,12 +177,17 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     int32_t tag = 0;
     data::VersionInfo* info = analysis_.input(i);
     if (info && !info->holds(rank)) route_input(r, *info, rank, source, tag);
-    if (local)
-      batch->set_access(
-          accesses_at, i,
-          wire::Access{
-              r.in_version, r.out_version, r.bytes, source, tag, static_cast<uint8_t>(r.mode), {}});
+    if (!local) continue;
+    const wire::Access access{
+        r.in_version, r.out_version, r.bytes, source, tag, static_cast<uint8_t>(r.mode), {}};
+    if (in_place_record) {
+      in_place[i] = access;
+    } else {
+      batch->set_access(accesses_at, i, access);
+    }
   }
+  // In order with the commands routing its inputs went to other ranks' batches.
+  if (in_place_record) batch->add(wire::Kind::local_task, wire::LocalTask{in_place_record});
   if (trace::graph_enabled())
     trace::record_task(task_id, options.name, function.value, rank, resolved.data(), count);
   // New versions exist from now on; the versions they replace get no new

@@ -133,6 +133,7 @@ class Planner final : public EngineListener {
   plan::TransferTags tags_;
   plan::CommandBatches batches_;
   plan::Analysis analysis_;
+  LocalTaskBuilder* const local_builder_;  // nullptr: this rank's tasks are encoded too
   plan::BroadcastGroups broadcasts_;
   plan::InFlightTasks in_flight_;
   std::unordered_set<uint64_t> fetches_pending_;

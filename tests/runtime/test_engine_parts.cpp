@@ -1,6 +1,7 @@
 // The engine's parts alone, without an engine: the version store, the task
 // table, the completion batcher, and the tree and group broadcasters driven
-// by hand over the loopback transport (each rank's part polled in turn).
+// by hand over the loopback transport (each rank's part polled in turn),
+// and the records the planner builds its rank's tasks in.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "comm/wire.h"
 #include "engine/completion_batcher.h"
 #include "engine/group_broadcaster.h"
+#include "engine/in_place_tasks.h"
 #include "engine/task_table.h"
 #include "engine/transfer_cookie.h"
 #include "engine/tree_broadcaster.h"
@@ -101,9 +103,59 @@ TEST(TaskTable, RecyclesTasksAndRunsReadyOnesInOrder) {
   table.release(a);
   EXPECT_EQ(table.acquire(), a);
   const std::string name = "stencil";
-  const char* interned = table.intern(name.data(), name.size());
+  const char* interned = table.names().intern(name.data(), name.size());
   EXPECT_STREQ(interned, "stencil");
-  EXPECT_EQ(table.intern("stencil", 7), interned) << "one copy per name";
+  EXPECT_EQ(table.names().intern("stencil", 7), interned) << "one copy per name";
+}
+
+TEST(InPlaceTasks, FillsARecordAndReusesItOnlyOnceHandedOver) {
+  const FunctionId function =
+      taskgrid::register_function("in_place_tasks_test", [](TaskContext&) {});
+  InPlaceTasks builder(comm::system_blocking());
+  const uint64_t args[2] = {7, 9};
+  wire::Task header{};
+  header.task_id = 42;
+  header.function = function.value;
+  header.num_accesses = 2;
+  header.args_bytes = sizeof args;
+  header.channel = -1;
+  header.priority = 3;
+  header.completion_key = 5;
+  const LocalTaskBuilder::Slot slot = builder.open(header, args, "named");
+  auto* task = static_cast<Task*>(slot.record);
+  ASSERT_NE(task, nullptr);
+  EXPECT_TRUE(task->in_place);
+  EXPECT_EQ(task->id, 42u);
+  EXPECT_EQ(task->completion_key, 5u);
+  EXPECT_EQ(task->priority, 3);
+  EXPECT_STREQ(task->name, "named");
+  ASSERT_EQ(task->args.size(), sizeof args);
+  EXPECT_EQ(std::memcmp(task->args.data(), args, sizeof args), 0);
+  ASSERT_EQ(task->accesses.size(), 2u);
+  EXPECT_EQ(slot.accesses, task->accesses.data()) << "the caller writes the record's own accesses";
+
+  // Given back but not handed over: the next task gets a new record.
+  builder.give_back(task);
+  header.task_id = 43;
+  header.num_accesses = 0;
+  header.args_bytes = 0;
+  auto* second = static_cast<Task*>(builder.open(header, nullptr, nullptr).record);
+  EXPECT_NE(second, task);
+  EXPECT_STREQ(second->name, "in_place_tasks_test") << "no name: the function's";
+  EXPECT_TRUE(second->args.empty());
+  EXPECT_EQ(builder.made(), 2u);
+  // Handed over: reused, refilled.
+  builder.hand_over();
+  header.task_id = 44;
+  auto* third = static_cast<Task*>(builder.open(header, nullptr, nullptr).record);
+  EXPECT_EQ(third, task);
+  EXPECT_EQ(third->id, 44u);
+  EXPECT_TRUE(third->accesses.empty());
+  EXPECT_EQ(builder.made(), 2u);
+
+  header.function = 0xFFFFFFF0u;
+  EXPECT_THROW(builder.open(header, nullptr, nullptr), std::logic_error)
+      << "a function this process never registered";
 }
 
 class RecordingListener : public EngineListener {

@@ -166,6 +166,10 @@ struct Traffic {
   // Versions the engines still held at the end, after every handle was
   // released: each one a version some rank was never told to drop.
   uint64_t versions_left = 0;
+  // Tasks the engines ran, and of those the ones their rank's planner built
+  // in place (spmd: all of them, none encoded).
+  uint64_t tasks_executed = 0;
+  uint64_t tasks_built_in_place = 0;
 };
 
 // One rank: its engine (on its own thread) and its planner.
@@ -239,6 +243,8 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const Loopback
     const EngineStats stats = rank->engine.stats();
     traffic.broadcasts += stats.broadcasts_rooted + stats.mpi_broadcasts;
     traffic.versions_left += stats.versions_live;
+    traffic.tasks_executed += stats.tasks_executed;
+    traffic.tasks_built_in_place += stats.tasks_built_in_place;
   }
   std::vector<std::vector<uint8_t>> result;
   for (size_t h = 0; h < g.sizes.size(); ++h)
@@ -318,6 +324,9 @@ TEST_P(Loopback, RandomGraphsMatchSequentialExecution) {
   if (ranks > 1) {
     EXPECT_GT(traffic.messages, 60u);
   }
+  EXPECT_GT(traffic.tasks_executed, 0u);
+  EXPECT_EQ(traffic.tasks_built_in_place, traffic.tasks_executed)
+      << "spmd: each rank's planner builds its own tasks in its engine's records";
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Loopback, ::testing::Values(1, 2, 3, 4, 5, 8));

@@ -80,11 +80,29 @@ TEST(WireCheck, LocalOnlyCommandsComeOnlyFromThisRank) {
   wire::BatchWriter w;
   w.add(wire::Kind::create, wire::Create{5, sizeof buffer, buffer});
   w.add(wire::Kind::fetch, wire::Fetch{5, -1, 0, buffer, sizeof buffer});
+  w.add(wire::Kind::local_task, wire::LocalTask{buffer});
   EXPECT_FALSE(wire::check_batch(w.bytes().data(), w.size(), {1, 4, 0, 1}))
       << "a batch this rank posted";
   const wire::Rejection from_head = wire::check_batch(w.bytes().data(), w.size(), {1, 4, 0, 0});
   ASSERT_TRUE(from_head) << "the head plans rank 1's tasks, but its pointers mean nothing here";
   EXPECT_EQ(from_head.kind, static_cast<uint8_t>(wire::Kind::create));
+}
+
+TEST(WireCheck, ALocalTaskIsOneRecordFromThisRank) {
+  char record[8] = {};
+  wire::BatchWriter w;
+  w.add(wire::Kind::local_task, wire::LocalTask{record});
+  EXPECT_FALSE(wire::check_batch(w.bytes().data(), w.size(), {1, 4, 0, 1}));
+  const wire::Rejection from_head = wire::check_batch(w.bytes().data(), w.size(), {1, 4, 0, 0});
+  ASSERT_TRUE(from_head) << "a record's address means nothing in another process";
+  EXPECT_EQ(from_head.kind, static_cast<uint8_t>(wire::Kind::local_task));
+
+  wire::BatchWriter null_record;
+  null_record.add(wire::Kind::local_task, wire::LocalTask{nullptr});
+  EXPECT_TRUE(wire::check_batch(null_record.bytes().data(), null_record.size(), {1, 4, 0, 1}));
+  wire::BatchWriter short_payload;
+  short_payload.add(wire::Kind::local_task, char{1});
+  EXPECT_TRUE(wire::check_batch(short_payload.bytes().data(), short_payload.size(), {1, 4, 0, 1}));
 }
 
 // The head plans every rank in cluster mode: its tasks, sends and
