@@ -63,9 +63,9 @@ int Analysis::place(uint32_t function, const TaskOptions& options, uint64_t task
       if (info) placed_inputs_.push_back({info});
     const sched::PlacementRequest request{function, options.cost, placed_inputs_.data(),
                                           placed_inputs_.size(), now()};
-    const int rank = options.rank >= 0 ? options.rank : policy_->place(request);
-    policy_->placed(request, rank);
-    return rank;
+    if (options.rank < 0) return policy_->place_and_book(request);
+    policy_->placed(request, options.rank);
+    return options.rank;
   }
   if (options.rank >= 0) return options.rank;
   // spmd: owner computes. Deterministic on every rank by construction.

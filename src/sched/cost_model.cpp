@@ -4,6 +4,7 @@ namespace taskgrid::sched {
 
 double CostModel::task_seconds(uint32_t function, double cost_hint) const {
   if (cost_hint > 0) return cost_hint;
+  if (last_mean_ && function == last_function_) return *last_mean_;
   auto it = mean_seconds_.find(function);
   return it == mean_seconds_.end() ? kUnknownTaskSeconds : it->second;
 }
@@ -11,8 +12,11 @@ double CostModel::task_seconds(uint32_t function, double cost_hint) const {
 void CostModel::record_duration(uint32_t function, double seconds) {
   // Exponential moving average: follows drift, forgets start-up outliers.
   constexpr double kWeight = 0.125;
-  auto [it, inserted] = mean_seconds_.try_emplace(function, seconds);
-  if (!inserted) it->second += kWeight * (seconds - it->second);
+  if (!last_mean_ || function != last_function_) {
+    last_mean_ = &mean_seconds_.try_emplace(function, seconds).first->second;
+    last_function_ = function;
+  }
+  *last_mean_ += kWeight * (seconds - *last_mean_);  // a first sample stays as it is
 }
 
 }  // namespace taskgrid::sched

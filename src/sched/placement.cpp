@@ -27,7 +27,8 @@ class RoundRobin final : public PlacementPolicy {
 // tasks in flight, so tasks without inputs spread out.
 class Locality final : public PlacementPolicy {
  public:
-  explicit Locality(int ranks) : in_flight_(static_cast<size_t>(ranks), 0), bytes_(in_flight_.size()) {}
+  explicit Locality(int ranks)
+      : in_flight_(static_cast<size_t>(ranks), 0), bytes_(in_flight_.size()) {}
   const char* name() const override { return "locality"; }
   int place(const PlacementRequest& request) override {
     std::fill(bytes_.begin(), bytes_.end(), 0);
@@ -37,12 +38,15 @@ class Locality final : public PlacementPolicy {
     }
     size_t best = 0;
     for (size_t r = 1; r < bytes_.size(); ++r) {
-      if (bytes_[r] > bytes_[best] || (bytes_[r] == bytes_[best] && in_flight_[r] < in_flight_[best]))
+      if (bytes_[r] > bytes_[best] ||
+          (bytes_[r] == bytes_[best] && in_flight_[r] < in_flight_[best]))
         best = r;
     }
     return static_cast<int>(best);
   }
-  void placed(const PlacementRequest&, int rank) override { in_flight_[static_cast<size_t>(rank)] += 1; }
+  void placed(const PlacementRequest&, int rank) override {
+    in_flight_[static_cast<size_t>(rank)] += 1;
+  }
   void completed(int rank) override { in_flight_[static_cast<size_t>(rank)] -= 1; }
 
  private:
@@ -59,28 +63,7 @@ class Heft final : public PlacementPolicy {
         costs_(costs) {}
   const char* name() const override { return "heft"; }
 
-  int place(const PlacementRequest& request) override {
-    const double duration = costs_.task_seconds(request.function, request.cost_hint);
-    double best_finish = std::numeric_limits<double>::infinity();
-    int best = 0;
-    for (size_t r = 0; r < slots_.size(); ++r) {
-      double data_ready = request.now;
-      for (size_t i = 0; i < request.num_inputs; ++i) {
-        const data::VersionInfo& v = *request.inputs[i].version;
-        double arrival = v.ready_at;
-        if (!v.holds(static_cast<int>(r))) arrival += costs_.transfer_seconds(v.bytes);
-        data_ready = std::max(data_ready, arrival);
-      }
-      const double slot_free = *std::min_element(slots_[r].begin(), slots_[r].end());
-      const double finish = std::max({data_ready, slot_free, request.now}) + duration;
-      if (finish < best_finish) {
-        best_finish = finish;
-        best = static_cast<int>(r);
-      }
-    }
-    last_finish_ = best_finish;
-    return best;
-  }
+  int place(const PlacementRequest& request) override { return best(request).rank; }
 
   void placed(const PlacementRequest& request, int rank) override {
     // Hinted tasks bypass place(): book them on the chosen rank too.
@@ -89,16 +72,52 @@ class Heft final : public PlacementPolicy {
     double data_ready = request.now;
     for (size_t i = 0; i < request.num_inputs; ++i) {
       const data::VersionInfo& v = *request.inputs[i].version;
-      data_ready = std::max(data_ready, v.ready_at + (v.holds(rank) ? 0 : costs_.transfer_seconds(v.bytes)));
+      data_ready =
+          std::max(data_ready, v.ready_at + (v.holds(rank) ? 0 : costs_.transfer_seconds(v.bytes)));
     }
     const double finish = std::max({data_ready, *slot, request.now}) +
                           costs_.task_seconds(request.function, request.cost_hint);
     *slot = finish;
     last_finish_ = finish;
   }
+
+  int place_and_book(const PlacementRequest& request) override {
+    // The slot and finish place() found are what placed() would compute
+    // again for the same rank: book them without a second pass.
+    const Choice choice = best(request);
+    *choice.slot = choice.finish;
+    last_finish_ = choice.finish;
+    return choice.rank;
+  }
+
   double estimated_finish() const override { return last_finish_; }
 
  private:
+  struct Choice {
+    int rank;
+    double* slot;   // its earliest free thread
+    double finish;  // the task's estimated finish there
+  };
+  // The rank where the task would finish first (the lowest on ties).
+  Choice best(const PlacementRequest& request) {
+    const double duration = costs_.task_seconds(request.function, request.cost_hint);
+    Choice choice{0, nullptr, std::numeric_limits<double>::infinity()};
+    for (size_t r = 0; r < slots_.size(); ++r) {
+      double data_ready = request.now;
+      for (size_t i = 0; i < request.num_inputs; ++i) {
+        const data::VersionInfo& v = *request.inputs[i].version;
+        double arrival = v.ready_at;
+        if (!v.holds(static_cast<int>(r))) arrival += costs_.transfer_seconds(v.bytes);
+        data_ready = std::max(data_ready, arrival);
+      }
+      double* slot = &*std::min_element(slots_[r].begin(), slots_[r].end());
+      const double finish = std::max({data_ready, *slot, request.now}) + duration;
+      if (finish < choice.finish || !choice.slot) choice = {static_cast<int>(r), slot, finish};
+    }
+    last_finish_ = choice.finish;
+    return choice;
+  }
+
   std::vector<std::vector<double>> slots_;
   const CostModel& costs_;
   double last_finish_ = 0;

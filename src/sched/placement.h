@@ -35,6 +35,13 @@ class PlacementPolicy {
   virtual int place(const PlacementRequest& request) = 0;
   // Told where every task went (hinted ones too) and when each finishes.
   virtual void placed(const PlacementRequest&, int /*rank*/) {}
+  // place() then placed() with its answer (an unhinted task), in one go
+  // where a policy can book what it has just computed.
+  virtual int place_and_book(const PlacementRequest& request) {
+    const int rank = place(request);
+    placed(request, rank);
+    return rank;
+  }
   virtual void completed(int /*rank*/) {}
   // Estimated finish time of the last placed task (heft only; others 0).
   virtual double estimated_finish() const { return 0; }

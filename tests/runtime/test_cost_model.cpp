@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 #include "sched/cost_model.h"
 
@@ -68,6 +69,22 @@ TEST(CostModel, FunctionsAreMeasuredSeparately) {
   EXPECT_DOUBLE_EQ(costs.task_seconds(1, 0), 1.0);
   EXPECT_DOUBLE_EQ(costs.task_seconds(2, 0), 5.0);
   EXPECT_EQ(costs.task_seconds(3, 0), CostModel::kUnknownTaskSeconds);
+}
+
+// The model remembers the function it updated last: interleaving others
+// must neither mix their averages nor lose an update.
+TEST(CostModel, InterleavedFunctionsKeepTheirOwnAverages) {
+  CostModel costs(1e-6, 1e9);
+  CostModel reference_a(1e-6, 1e9), reference_b(1e-6, 1e9);
+  const double samples[] = {1.0, 3.0, 2.0, 8.0, 0.5, 4.0};
+  for (size_t i = 0; i < std::size(samples); ++i) {
+    const uint32_t function = i % 3 == 0 ? 7 : 9;
+    costs.record_duration(function, samples[i]);
+    (function == 7 ? reference_a : reference_b).record_duration(1, samples[i]);
+    EXPECT_DOUBLE_EQ(costs.task_seconds(7, 0), reference_a.task_seconds(1, 0)) << "sample " << i;
+    EXPECT_DOUBLE_EQ(costs.task_seconds(9, 0), reference_b.task_seconds(1, 0)) << "sample " << i;
+  }
+  EXPECT_EQ(costs.task_seconds(11, 0), CostModel::kUnknownTaskSeconds);
 }
 
 TEST(CostModel, TransferIsLatencyPlusBytesOverBandwidth) {

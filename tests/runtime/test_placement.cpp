@@ -295,14 +295,58 @@ TEST(Placement, HeftStartsNoEarlierThanNowAndTheData) {
 
 // -------------------------------------------------------------- property --
 
+// Seeded draws for the property tests.
+struct Draws {
+  explicit Draws(uint64_t seed) : rng(seed) {}
+  int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+  double real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); }
+  std::mt19937_64 rng;
+};
+
+// The planner books an unhinted task with place_and_book(): heft's single
+// pass must choose and book exactly what place() then placed() would.
+TEST(Placement, HeftPlaceAndBookMatchesPlaceThenPlaced) {
+  Draws draws(20261125);
+  const auto uniform = [&](int lo, int hi) { return draws.uniform(lo, hi); };
+  const auto real = [&](double lo, double hi) { return draws.real(lo, hi); };
+  for (int trial = 0; trial < 40; ++trial) {
+    const int ranks = uniform(1, 9);
+    const int threads = uniform(1, 4);
+    CostModel costs(real(0, 1e-3), real(1e6, 1e11));
+    costs.record_duration(1, real(1e-6, 1e-3));
+    auto two_steps = make_policy("heft", ranks, threads, costs);
+    auto one_step = make_policy("heft", ranks, threads, costs);
+    double now = 0;
+    for (int task = 0; task < 200; ++task) {
+      now += real(0, 1e-4);
+      std::vector<VersionInfo> versions(static_cast<size_t>(uniform(0, 4)));
+      for (VersionInfo& v : versions) {
+        v = version(static_cast<size_t>(uniform(0, 1 << 22)), {uniform(0, ranks - 1)},
+                    now + real(-1e-3, 1e-3));
+        if (uniform(0, 1)) v.holders.push_back((v.producer + 1) % ranks);
+      }
+      std::vector<const VersionInfo*> pointers;
+      for (const VersionInfo& v : versions) pointers.push_back(&v);
+      const Request request(pointers, uniform(0, 3) == 0 ? real(1e-6, 1e-3) : 0.0, now,
+                            static_cast<uint32_t>(uniform(1, 2)));
+      if (uniform(0, 4) == 0) {  // a hinted task: placed() only, on both
+        const int hint = uniform(0, ranks - 1);
+        two_steps->placed(request.request, hint);
+        one_step->placed(request.request, hint);
+      } else {
+        ASSERT_EQ(one_step->place_and_book(request.request), schedule(*two_steps, request.request))
+            << "trial " << trial << ", task " << task;
+      }
+      ASSERT_EQ(one_step->estimated_finish(), two_steps->estimated_finish())
+          << "trial " << trial << ", task " << task;
+    }
+  }
+}
+
 TEST(Placement, EveryPolicyPlacesWithinTheRanks) {
-  std::mt19937_64 rng(20240611);
-  const auto uniform = [&](int lo, int hi) {
-    return std::uniform_int_distribution<int>(lo, hi)(rng);
-  };
-  const auto real = [&](double lo, double hi) {
-    return std::uniform_real_distribution<double>(lo, hi)(rng);
-  };
+  Draws draws(20240611);
+  const auto uniform = [&](int lo, int hi) { return draws.uniform(lo, hi); };
+  const auto real = [&](double lo, double hi) { return draws.real(lo, hi); };
   for (int trial = 0; trial < 60; ++trial) {
     const int ranks = uniform(1, 9);
     const int threads = uniform(0, 4);  // 0: the policy must still cope
