@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench/planner/instant_sink.h"
@@ -17,6 +19,15 @@ namespace {
 void planner_test_task(TaskContext&) {}
 TASKGRID_REGISTER(planner_test_task);
 
+// Calls on(kind, payload) for each command of `batch`.
+template <typename OnCommand>
+void for_each_command(const std::vector<char>& batch, OnCommand&& on) {
+  wire::BatchReader reader(batch.data(), batch.size());
+  wire::Header header;
+  const char* payload = nullptr;
+  while (reader.next(header, payload)) on(header.kind, payload);
+}
+
 // Records the commands addressed to each rank, then passes them on to the
 // instant engine (which completes this rank's tasks).
 class RecordingSink final : public CommandSink {
@@ -24,16 +35,13 @@ class RecordingSink final : public CommandSink {
   explicit RecordingSink(int rank) : instant_(rank) {}
   void set_listener(EngineListener* listener) { instant_.set_listener(listener); }
   std::vector<char> post(int dest, std::vector<char>&& batch) override {
-    wire::BatchReader reader(batch.data(), batch.size());
-    wire::Header header;
-    const char* payload = nullptr;
-    while (reader.next(header, payload)) {
-      kinds[dest].push_back(header.kind);
-      if (header.kind == wire::Kind::send) {
+    for_each_command(batch, [&](wire::Kind kind, const char* payload) {
+      kinds[dest].push_back(kind);
+      if (kind == wire::Kind::send) {
         wire::Send send;
         std::memcpy(&send, payload, sizeof send);
         sends.push_back(send);
-      } else if (header.kind == wire::Kind::task) {
+      } else if (kind == wire::Kind::task) {
         wire::Task task;
         std::memcpy(&task, payload, sizeof task);
         for (uint32_t i = 0; i < task.num_accesses; ++i) {
@@ -42,7 +50,7 @@ class RecordingSink final : public CommandSink {
           accesses.push_back(access);
         }
       }
-    }
+    });
     return instant_.post(dest, std::move(batch));
   }
   void prepare_broadcast_group(const std::vector<int32_t>&, int) override {}
@@ -210,6 +218,121 @@ TEST(Planner, ALongLivedVersionIsSentOncePerReaderRank) {
   ASSERT_EQ(sink.sends.size(), 1u);
   EXPECT_EQ(sink.sends[0].dest, 1);
   EXPECT_EQ(sink.instant().tasks(), 100000u);
+}
+
+// A sink that builds its own rank's tasks in place (as the engine does): it
+// keeps each built task's fields and accesses, and records the commands of
+// every batch. Its tasks complete when the test says.
+class BuildingSink final : public CommandSink, public LocalTaskBuilder {
+ public:
+  struct Built {
+    wire::Task task;
+    std::vector<wire::Access> accesses;
+  };
+  explicit BuildingSink(int rank) : rank_(rank) {}
+  void set_listener(EngineListener* listener) { listener_ = listener; }
+  LocalTaskBuilder* local_task_builder() override { return this; }
+  Slot open(const wire::Task& task, const void*, const char*) override {
+    built.push_back(std::make_unique<Built>(Built{task, {}}));
+    built.back()->accesses.resize(task.num_accesses);
+    return {built.back().get(), built.back()->accesses.data()};
+  }
+  std::vector<char> post(int dest, std::vector<char>&& batch) override {
+    for_each_command(batch, [&](wire::Kind kind, const char* payload) {
+      kinds[dest].push_back(kind);
+      if (kind == wire::Kind::local_task) {
+        EXPECT_EQ(dest, rank_) << "a record's address may only go to this process's engine";
+        const auto* task = static_cast<const Built*>(wire::read<wire::LocalTask>(payload).record);
+        in_place_order.push_back(task);
+        completed.push_back({task->task.task_id, 0, task->task.completion_key});
+      } else if (kind == wire::Kind::send) {
+        sends.emplace_back(dest, wire::read<wire::Send>(payload));
+      } else if (kind == wire::Kind::task) {
+        const wire::Task task = wire::read<wire::Task>(payload);
+        encoded.push_back(task);
+        completed.push_back({task.task_id, 0, task.completion_key});
+      }
+    });
+    batch.clear();
+    return std::move(batch);
+  }
+  void prepare_broadcast_group(const std::vector<int32_t>&, int) override {}
+  void complete_all() {
+    if (!completed.empty()) listener_->on_completed(completed.data(), completed.size());
+    completed.clear();
+  }
+
+  std::vector<std::unique_ptr<Built>> built;      // in the order they were opened
+  std::vector<const Built*> in_place_order;       // in the order their commands came
+  std::vector<wire::Task> encoded;                // task commands (other ranks')
+  std::vector<std::pair<int, wire::Send>> sends;  // (the holder told to send, the send)
+  std::map<int, std::vector<wire::Kind>> kinds;   // every command, per destination
+  std::vector<wire::Completed> completed;
+
+ private:
+  const int rank_;
+  EngineListener* listener_ = nullptr;
+};
+
+// Cluster mode: the head builds its own tasks in its engine's records and
+// encodes the others'. A built task carries what its command would: its
+// fields, its key, and accesses routed like an encoded task's (an input
+// produced on another rank comes from there, with the send's tag).
+TEST(Planner, TheHeadBuildsItsOwnTasksInPlaceAndEncodesTheOthers) {
+  BuildingSink sink(0);
+  PlannerConfig config;
+  config.mode = PlannerMode::cluster;
+  config.rank = 0;
+  config.ranks = 3;
+  config.scheduler = "round_robin";
+  Planner planner(sink, config);
+  sink.set_listener(&planner);
+  double value = 0;
+  const DataHandle h = planner.enter_data(&value, sizeof value, -1);
+  const uint64_t args = 0x5eed;
+  // inout on rank 1, then on rank 0 (reads rank 1's version), then on rank 2.
+  for (const int rank : {1, 0, 2}) {
+    TaskOptions options;
+    options.rank = rank;
+    const DataAccess access = inout(h);
+    planner.submit(function_id(planner_test_task), &access, 1, options, &args, sizeof args);
+  }
+  planner.flush_for_tests();
+
+  ASSERT_EQ(sink.built.size(), 1u) << "only the head's own task is built";
+  ASSERT_EQ(sink.in_place_order.size(), 1u);
+  EXPECT_EQ(sink.in_place_order[0], sink.built[0].get());
+  EXPECT_EQ(count(sink.kinds[0], wire::Kind::task), 0u) << "nothing encoded for the head itself";
+  EXPECT_EQ(count(sink.kinds[1], wire::Kind::local_task), 0u);
+  EXPECT_EQ(count(sink.kinds[2], wire::Kind::local_task), 0u);
+  ASSERT_EQ(sink.encoded.size(), 2u);
+  const BuildingSink::Built& mine = *sink.built[0];
+  EXPECT_EQ(mine.task.function, function_id(planner_test_task).value);
+  EXPECT_EQ(mine.task.args_bytes, sizeof args);
+  EXPECT_EQ(mine.task.num_accesses, 1u);
+  EXPECT_EQ(mine.task.task_id, 2u) << "the second submission";
+  const std::vector<uint64_t> keys = {sink.encoded[0].completion_key, mine.task.completion_key,
+                                      sink.encoded[1].completion_key};
+  EXPECT_EQ(keys, (std::vector<uint64_t>{1, 2, 3})) << "one key sequence over both paths";
+  ASSERT_EQ(mine.accesses.size(), 1u);
+  const wire::Access& input = mine.accesses[0];
+  EXPECT_EQ(input.source, 1) << "rank 1 wrote the version it reads";
+  EXPECT_NE(input.in_version, 0u);
+  EXPECT_NE(input.out_version, 0u);
+  EXPECT_EQ(input.bytes, sizeof value);
+  EXPECT_EQ(input.mode, static_cast<uint8_t>(AccessMode::inout));
+  // The send that delivers it: rank 1 sends that version to the head, with
+  // that tag (the first send took the entered data from the head to rank 1).
+  const auto to_head = std::find_if(sink.sends.begin(), sink.sends.end(),
+                                    [](const auto& sent) { return sent.second.dest == 0; });
+  ASSERT_NE(to_head, sink.sends.end());
+  EXPECT_EQ(to_head->first, 1);
+  EXPECT_EQ(to_head->second.version, input.in_version);
+  EXPECT_EQ(to_head->second.tag, input.tag);
+
+  sink.complete_all();
+  EXPECT_EQ(planner.in_flight_for_tests(), 0u) << "completions of both paths are counted";
+  planner.release(h);
 }
 
 }  // namespace
