@@ -14,8 +14,13 @@ void TaskTable::reserve_typical(Task& task) {
 
 Task* TaskTable::acquire() { return records_.acquire(reserve_typical); }
 
-const char* TaskNames::intern(const char* name, size_t bytes) {
-  return names_.emplace(name, bytes).first->c_str();
+const char* TaskNames::intern_other(const char* name, size_t bytes) {
+  const std::string_view key(name, bytes);
+  auto found = names_.find(key);
+  if (found == names_.end()) found = names_.emplace(key).first;
+  last_ = found->c_str();
+  last_bytes_ = bytes;
+  return last_;
 }
 
 bool fill_task(Task& task, const wire::Task& header, const void* args, const char* name,

@@ -6,8 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -67,13 +70,25 @@ class FunctionCache {
   const detail::RegisteredFunction* function_ = nullptr;
 };
 
-// Stable copies of task names (names repeat: one copy each).
+// Stable copies of task names (names repeat: one copy each). Tasks come in
+// runs of one name, so the last one is compared first; a name seen before is
+// found without building a string (no allocation per named task).
 class TaskNames {
  public:
-  const char* intern(const char* name, size_t bytes);
+  const char* intern(const char* name, size_t bytes) {
+    if (last_ && bytes == last_bytes_ && std::memcmp(last_, name, bytes) == 0) return last_;
+    return intern_other(name, bytes);
+  }
 
  private:
-  std::unordered_set<std::string> names_;
+  const char* intern_other(const char* name, size_t bytes);
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+  };
+  std::unordered_set<std::string, Hash, std::equal_to<>> names_;
+  const char* last_ = nullptr;  // a copy in names_ (their addresses never change)
+  size_t last_bytes_ = 0;
 };
 
 // Fills `task` with what a task command says, except its accesses:

@@ -106,6 +106,15 @@ TEST(TaskTable, RecyclesTasksAndRunsReadyOnesInOrder) {
   const char* interned = table.names().intern(name.data(), name.size());
   EXPECT_STREQ(interned, "stencil");
   EXPECT_EQ(table.names().intern("stencil", 7), interned) << "one copy per name";
+  // The last name is checked first: names of its length that differ, a
+  // prefix, and a return to an older name must each find their own copy.
+  const char* other = table.names().intern("stencix", 7);
+  EXPECT_STREQ(other, "stencix");
+  EXPECT_NE(other, interned);
+  const char* prefix = table.names().intern("stencil-long", 7);
+  EXPECT_EQ(prefix, interned) << "the first 7 bytes: \"stencil\"";
+  EXPECT_STREQ(table.names().intern("sten", 4), "sten");
+  EXPECT_EQ(table.names().intern("stencix", 7), other);
 }
 
 TEST(InPlaceTasks, FillsARecordAndReusesItOnlyOnceHandedOver) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bench/planner/instant_sink.h"
+#include "engine/in_place_tasks.h"
 #include "runtime/planner.h"
 
 namespace {
@@ -104,6 +105,33 @@ TEST(PlannerAllocations, SpmdLocalTasksAllocateNothingPerBatch) {
   const Counts counts = steady_state(PlannerMode::spmd, 4, on_zero, on_zero, 50000);
   EXPECT_GT(counts.batches, 100u);
   EXPECT_LT(counts.allocations, counts.batches / 10);  // see SpmdBalancedTasks...
+}
+
+// The records a planner builds its rank's tasks in (engine/in_place_tasks.h),
+// named ones included: a name is interned once, not per task.
+TEST(PlannerAllocations, InPlaceTasksAllocateNothingOnceWarm) {
+  InPlaceTasks builder(comm::system_blocking());
+  const FunctionId function = function_id(allocation_test_task);
+  const char* names[2] = {"a task name longer than a short string", "another long task name"};
+  const uint64_t args[4] = {1, 2, 3, 4};
+  for (int pass = 0; pass < 2; ++pass) {
+    allocations = 0;
+    counting = pass == 1;
+    for (int i = 0; i < 1000; ++i) {
+      wire::Task header{};
+      header.task_id = static_cast<uint64_t>(i + 1);
+      header.function = function.value;
+      header.num_accesses = 1 + i % 4;
+      header.args_bytes = sizeof args;
+      header.channel = -1;
+      // Runs of one name, as a program submits them, and a change now and then.
+      const LocalTaskBuilder::Slot slot = builder.open(header, args, names[(i / 100) % 2]);
+      builder.give_back(static_cast<Task*>(slot.record));
+      builder.hand_over();
+    }
+    counting = false;
+  }
+  EXPECT_EQ(allocations, 0u);
 }
 
 TEST(PlannerAllocations, SpmdForeignTasksAllocateNothing) {
