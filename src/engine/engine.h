@@ -185,10 +185,6 @@ class Engine final : public CommandSink, private VersionEvents {
   comm::Wakeup wakeup_;
   comm::IdleBackoff backoff_;  // the engine thread's
 
-  // The function of the last task applied (see apply_task).
-  uint32_t last_function_id_ = 0;
-  const detail::RegisteredFunction* last_function_ = nullptr;
-
   // Reused per pass.
   std::vector<Task*> newly_ready_;
   std::vector<Task*> finished_;

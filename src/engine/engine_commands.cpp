@@ -108,7 +108,7 @@ void Engine::apply_task(const char* payload) {
 }
 
 void Engine::link_task(Task* task) {
-  task->channel_task = nullptr;
+  // fill_task left channel_task null.
   if (task->channel >= 0) {
     if (!channels_)
       fail("task '" + std::string(task->name) + "' uses channel " + std::to_string(task->channel) +

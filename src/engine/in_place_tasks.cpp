@@ -10,11 +10,8 @@ namespace taskgrid::runtime {
 LocalTaskBuilder::Slot InPlaceTasks::open(const wire::Task& task, const void* args,
                                           const char* name) {
   if (!records_.has_free()) {
-    {
-      std::lock_guard lock(lock_);
-      taking_.swap(handed_over_);
-    }
-    records_.release_all(taking_);
+    std::lock_guard lock(lock_);
+    records_.release_all(handed_over_);
   }
   Task* record = records_.acquire([this](Task& fresh) {
     TaskTable::reserve_typical(fresh);

@@ -45,7 +45,6 @@ class InPlaceTasks final : public LocalTaskBuilder {
   FunctionCache functions_;
   TaskNames names_;
   size_t made_ = 0;
-  std::vector<Task*> taking_;
   // Between the two.
   comm::FutexLock lock_;
   std::vector<Task*> handed_over_;  // guarded by lock_

@@ -145,8 +145,7 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   size_t accesses_at = 0;
   // A task of this planner's own rank, where the sink builds those in place:
   // its accesses go straight into the engine's record.
-  wire::Access* in_place = nullptr;
-  void* in_place_record = nullptr;
+  LocalTaskBuilder::Slot in_place{nullptr, nullptr};
   if (local) {
     // The in-flight table is keyed by a count of this planner's own tasks: in
     // spmd mode they are one in `ranks` of the task ids, and a table by task
@@ -163,9 +162,7 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
                     options.priority,
                     key};
     if (local_builder_ && rank == config_.rank) {
-      const LocalTaskBuilder::Slot slot = local_builder_->open(task, args, options.name);
-      in_place = slot.accesses;
-      in_place_record = slot.record;
+      in_place = local_builder_->open(task, args, options.name);
     } else {
       task.name_bytes = static_cast<uint32_t>(options.name ? std::strlen(options.name) : 0);
       accesses_at = batch->add_task_without_accesses(task, args, options.name);
@@ -180,14 +177,14 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     if (!local) continue;
     const wire::Access access{
         r.in_version, r.out_version, r.bytes, source, tag, static_cast<uint8_t>(r.mode), {}};
-    if (in_place_record) {
-      in_place[i] = access;
+    if (in_place.record) {
+      in_place.accesses[i] = access;
     } else {
       batch->set_access(accesses_at, i, access);
     }
   }
   // In order with the commands routing its inputs went to other ranks' batches.
-  if (in_place_record) batch->add(wire::Kind::local_task, wire::LocalTask{in_place_record});
+  if (in_place.record) batch->add(wire::Kind::local_task, wire::LocalTask{in_place.record});
   if (trace::graph_enabled())
     trace::record_task(task_id, options.name, function.value, rank, resolved.data(), count);
   // New versions exist from now on; the versions they replace get no new

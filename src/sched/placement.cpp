@@ -1,7 +1,6 @@
 #include "sched/placement.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "taskgrid/taskgrid.hpp"
 
@@ -67,26 +66,14 @@ class Heft final : public PlacementPolicy {
 
   void placed(const PlacementRequest& request, int rank) override {
     // Hinted tasks bypass place(): book them on the chosen rank too.
-    auto& slots = slots_[static_cast<size_t>(rank)];
-    auto slot = std::min_element(slots.begin(), slots.end());
-    double data_ready = request.now;
-    for (size_t i = 0; i < request.num_inputs; ++i) {
-      const data::VersionInfo& v = *request.inputs[i].version;
-      data_ready =
-          std::max(data_ready, v.ready_at + (v.holds(rank) ? 0 : costs_.transfer_seconds(v.bytes)));
-    }
-    const double finish = std::max({data_ready, *slot, request.now}) +
-                          costs_.task_seconds(request.function, request.cost_hint);
-    *slot = finish;
-    last_finish_ = finish;
+    book(estimate(request, static_cast<size_t>(rank), duration_of(request)));
   }
 
   int place_and_book(const PlacementRequest& request) override {
     // The slot and finish place() found are what placed() would compute
     // again for the same rank: book them without a second pass.
     const Choice choice = best(request);
-    *choice.slot = choice.finish;
-    last_finish_ = choice.finish;
+    book(choice);
     return choice.rank;
   }
 
@@ -98,24 +85,35 @@ class Heft final : public PlacementPolicy {
     double* slot;   // its earliest free thread
     double finish;  // the task's estimated finish there
   };
+  double duration_of(const PlacementRequest& request) const {
+    return costs_.task_seconds(request.function, request.cost_hint);
+  }
+  // The task on rank r: when its inputs can be there, and its earliest free thread.
+  Choice estimate(const PlacementRequest& request, size_t r, double duration) {
+    double data_ready = request.now;
+    for (size_t i = 0; i < request.num_inputs; ++i) {
+      const data::VersionInfo& v = *request.inputs[i].version;
+      double arrival = v.ready_at;
+      if (!v.holds(static_cast<int>(r))) arrival += costs_.transfer_seconds(v.bytes);
+      data_ready = std::max(data_ready, arrival);
+    }
+    double* slot = &*std::min_element(slots_[r].begin(), slots_[r].end());
+    return {static_cast<int>(r), slot, std::max({data_ready, *slot, request.now}) + duration};
+  }
   // The rank where the task would finish first (the lowest on ties).
   Choice best(const PlacementRequest& request) {
-    const double duration = costs_.task_seconds(request.function, request.cost_hint);
-    Choice choice{0, nullptr, std::numeric_limits<double>::infinity()};
-    for (size_t r = 0; r < slots_.size(); ++r) {
-      double data_ready = request.now;
-      for (size_t i = 0; i < request.num_inputs; ++i) {
-        const data::VersionInfo& v = *request.inputs[i].version;
-        double arrival = v.ready_at;
-        if (!v.holds(static_cast<int>(r))) arrival += costs_.transfer_seconds(v.bytes);
-        data_ready = std::max(data_ready, arrival);
-      }
-      double* slot = &*std::min_element(slots_[r].begin(), slots_[r].end());
-      const double finish = std::max({data_ready, *slot, request.now}) + duration;
-      if (finish < choice.finish || !choice.slot) choice = {static_cast<int>(r), slot, finish};
+    const double duration = duration_of(request);
+    Choice choice = estimate(request, 0, duration);
+    for (size_t r = 1; r < slots_.size(); ++r) {
+      const Choice other = estimate(request, r, duration);
+      if (other.finish < choice.finish) choice = other;
     }
     last_finish_ = choice.finish;
     return choice;
+  }
+  void book(const Choice& choice) {
+    *choice.slot = choice.finish;
+    last_finish_ = choice.finish;
   }
 
   std::vector<std::vector<double>> slots_;

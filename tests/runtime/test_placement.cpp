@@ -307,30 +307,28 @@ struct Draws {
 // pass must choose and book exactly what place() then placed() would.
 TEST(Placement, HeftPlaceAndBookMatchesPlaceThenPlaced) {
   Draws draws(20261125);
-  const auto uniform = [&](int lo, int hi) { return draws.uniform(lo, hi); };
-  const auto real = [&](double lo, double hi) { return draws.real(lo, hi); };
   for (int trial = 0; trial < 40; ++trial) {
-    const int ranks = uniform(1, 9);
-    const int threads = uniform(1, 4);
-    CostModel costs(real(0, 1e-3), real(1e6, 1e11));
-    costs.record_duration(1, real(1e-6, 1e-3));
+    const int ranks = draws.uniform(1, 9);
+    const int threads = draws.uniform(1, 4);
+    CostModel costs(draws.real(0, 1e-3), draws.real(1e6, 1e11));
+    costs.record_duration(1, draws.real(1e-6, 1e-3));
     auto two_steps = make_policy("heft", ranks, threads, costs);
     auto one_step = make_policy("heft", ranks, threads, costs);
     double now = 0;
     for (int task = 0; task < 200; ++task) {
-      now += real(0, 1e-4);
-      std::vector<VersionInfo> versions(static_cast<size_t>(uniform(0, 4)));
+      now += draws.real(0, 1e-4);
+      std::vector<VersionInfo> versions(static_cast<size_t>(draws.uniform(0, 4)));
       for (VersionInfo& v : versions) {
-        v = version(static_cast<size_t>(uniform(0, 1 << 22)), {uniform(0, ranks - 1)},
-                    now + real(-1e-3, 1e-3));
-        if (uniform(0, 1)) v.holders.push_back((v.producer + 1) % ranks);
+        v = version(static_cast<size_t>(draws.uniform(0, 1 << 22)), {draws.uniform(0, ranks - 1)},
+                    now + draws.real(-1e-3, 1e-3));
+        if (draws.uniform(0, 1)) v.holders.push_back((v.producer + 1) % ranks);
       }
       std::vector<const VersionInfo*> pointers;
       for (const VersionInfo& v : versions) pointers.push_back(&v);
-      const Request request(pointers, uniform(0, 3) == 0 ? real(1e-6, 1e-3) : 0.0, now,
-                            static_cast<uint32_t>(uniform(1, 2)));
-      if (uniform(0, 4) == 0) {  // a hinted task: placed() only, on both
-        const int hint = uniform(0, ranks - 1);
+      const Request request(pointers, draws.uniform(0, 3) == 0 ? draws.real(1e-6, 1e-3) : 0.0, now,
+                            static_cast<uint32_t>(draws.uniform(1, 2)));
+      if (draws.uniform(0, 4) == 0) {  // a hinted task: placed() only, on both
+        const int hint = draws.uniform(0, ranks - 1);
         two_steps->placed(request.request, hint);
         one_step->placed(request.request, hint);
       } else {
@@ -345,36 +343,34 @@ TEST(Placement, HeftPlaceAndBookMatchesPlaceThenPlaced) {
 
 TEST(Placement, EveryPolicyPlacesWithinTheRanks) {
   Draws draws(20240611);
-  const auto uniform = [&](int lo, int hi) { return draws.uniform(lo, hi); };
-  const auto real = [&](double lo, double hi) { return draws.real(lo, hi); };
   for (int trial = 0; trial < 60; ++trial) {
-    const int ranks = uniform(1, 9);
-    const int threads = uniform(0, 4);  // 0: the policy must still cope
-    const CostModel costs(real(0, 1e-3), real(1e6, 1e11));
+    const int ranks = draws.uniform(1, 9);
+    const int threads = draws.uniform(0, 4);  // 0: the policy must still cope
+    const CostModel costs(draws.real(0, 1e-3), draws.real(1e6, 1e11));
     for (const char* name : {"round_robin", "locality", "heft"}) {
       auto policy = make_policy(name, ranks, threads, costs);
       std::deque<int> running;
       double now = 0;
       for (int task = 0; task < 200; ++task) {
-        now += real(0, 1e-3);
-        std::vector<VersionInfo> versions(static_cast<size_t>(uniform(0, 4)));
+        now += draws.real(0, 1e-3);
+        std::vector<VersionInfo> versions(static_cast<size_t>(draws.uniform(0, 4)));
         for (VersionInfo& v : versions) {
-          v.bytes = static_cast<size_t>(uniform(0, 1 << 22));
-          v.producer = uniform(0, ranks - 1);
+          v.bytes = static_cast<size_t>(draws.uniform(0, 1 << 22));
+          v.producer = draws.uniform(0, ranks - 1);
           v.holders = {v.producer};
-          for (int extra = uniform(0, 2); extra > 0; --extra) {
-            const int holder = uniform(0, ranks - 1);
+          for (int extra = draws.uniform(0, 2); extra > 0; --extra) {
+            const int holder = draws.uniform(0, ranks - 1);
             if (!v.holds(holder)) v.holders.push_back(holder);
           }
-          v.ready_at = now + real(-1e-3, 1e-2);
+          v.ready_at = now + draws.real(-1e-3, 1e-2);
         }
         std::vector<const VersionInfo*> pointers;
         for (const VersionInfo& v : versions) pointers.push_back(&v);
-        const double hint = uniform(0, 1) ? real(1e-6, 1e-2) : 0.0;
-        const Request request(pointers, hint, now, static_cast<uint32_t>(uniform(1, 3)));
+        const double hint = draws.uniform(0, 1) ? draws.real(1e-6, 1e-2) : 0.0;
+        const Request request(pointers, hint, now, static_cast<uint32_t>(draws.uniform(1, 3)));
         int rank;
-        if (uniform(0, 9) == 0) {
-          rank = uniform(0, ranks - 1);  // a hinted task
+        if (draws.uniform(0, 9) == 0) {
+          rank = draws.uniform(0, ranks - 1);  // a hinted task
         } else {
           rank = policy->place(request.request);
           ASSERT_GE(rank, 0) << name << " ranks " << ranks << " task " << task;
@@ -382,7 +378,7 @@ TEST(Placement, EveryPolicyPlacesWithinTheRanks) {
         }
         policy->placed(request.request, rank);
         running.push_back(rank);
-        while (!running.empty() && uniform(0, 2) == 0) {
+        while (!running.empty() && draws.uniform(0, 2) == 0) {
           policy->completed(running.front());
           running.pop_front();
         }
