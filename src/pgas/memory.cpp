@@ -151,7 +151,7 @@ Memory alloc_asymmetric(size_t local_bytes) {
   a.offset = kHeaderBytes + *descriptor;
   a.bytes = local_bytes;
   a.arena_offset = *part;
-  a.local_offset = s.segment_bytes - *part - OffsetArena::rounded(local_bytes);
+  a.local_offset = s.segment_bytes - *part - data::OffsetArena::rounded(local_bytes);
   a.parts = std::make_unique<RemotePart[]>(static_cast<size_t>(s.ranks));
   const uint64_t words[2] = {a.local_offset, a.bytes};
   std::memcpy(s.base + a.offset, words, sizeof words);

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "pgas/agreement.h"
-#include "pgas/offset_arena.h"
+#include "data/offset_arena.h"
 #include "taskgrid/pgas.hpp"
 
 namespace taskgrid::pgas {
@@ -76,8 +76,8 @@ struct State {
   int rank = 0;
   int ranks = 1;
 
-  OffsetArena symmetric;
-  OffsetArena local;
+  data::OffsetArena symmetric;
+  data::OffsetArena local;
   std::unique_ptr<Allocation[]> allocations;
   uint32_t next_slot = 0;
   std::vector<uint32_t> free_slots;  // reused last-in first-out, the same on every rank

@@ -7,13 +7,6 @@ add_executable(taskgrid-pgas-check ${CMAKE_CURRENT_LIST_DIR}/pgas_check.cpp)
 target_include_directories(taskgrid-pgas-check PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(taskgrid-pgas-check PRIVATE taskgrid)
 
-# The arena's unit tests (no MPI).
-add_executable(taskgrid_pgas_unit_tests ${CMAKE_CURRENT_LIST_DIR}/test_offset_arena.cpp)
-target_include_directories(taskgrid_pgas_unit_tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(taskgrid_pgas_unit_tests PRIVATE taskgrid GTest::gtest_main)
-gtest_discover_tests(taskgrid_pgas_unit_tests DISCOVERY_TIMEOUT 60
-                     PROPERTIES LABELS "pgas;pgas_unit" TIMEOUT 60)
-
 set(_pgas_launch ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG})
 
 # taskgrid_pgas_test(<scenario> <ranks> [SUFFIX s] [ENV var=value...]): passes when the

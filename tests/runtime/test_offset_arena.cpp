@@ -6,9 +6,9 @@
 #include <map>
 #include <random>
 
-#include "pgas/offset_arena.h"
+#include "data/offset_arena.h"
 
-namespace taskgrid::pgas {
+namespace taskgrid::data {
 namespace {
 
 TEST(OffsetArena, RoundsToCacheLinesAndGrows) {
@@ -107,9 +107,21 @@ TEST(OffsetArena, RandomSequencesKeepBlocksDisjoint) {
       for (const auto& [offset, size] : live) in_use += size, top = std::max(top, offset + size);
       ASSERT_EQ(arena.bytes_in_use(), in_use);
       ASSERT_EQ(arena.high_water(), top);
+      // Every offset finds the block it falls in, or none between blocks.
+      const size_t probe = static_cast<size_t>(random() % (top + 128));
+      const auto found = arena.block_containing(probe);
+      auto holder = live.upper_bound(probe);
+      if (holder != live.begin() && probe < std::prev(holder)->first + std::prev(holder)->second) {
+        --holder;
+        ASSERT_TRUE(found.has_value()) << probe;
+        ASSERT_EQ(found->offset, holder->first);
+        ASSERT_EQ(found->bytes, holder->second);
+      } else {
+        ASSERT_FALSE(found.has_value()) << probe;
+      }
     }
   }
 }
 
 }  // namespace
-}  // namespace taskgrid::pgas
+}  // namespace taskgrid::data

@@ -1,9 +1,9 @@
-#include "pgas/offset_arena.h"
+#include "data/offset_arena.h"
 
 #include <cstdint>
 #include <iterator>
 
-namespace taskgrid::pgas {
+namespace taskgrid::data {
 
 size_t OffsetArena::rounded(size_t bytes) {
   if (bytes == 0) bytes = 1;
@@ -72,4 +72,12 @@ size_t OffsetArena::block_size(size_t offset) const {
   return it == used_.end() ? 0 : it->second;
 }
 
-}  // namespace taskgrid::pgas
+std::optional<OffsetArena::Block> OffsetArena::block_containing(size_t offset) const {
+  auto it = used_.upper_bound(offset);
+  if (it == used_.begin()) return std::nullopt;
+  --it;
+  if (offset - it->first >= it->second) return std::nullopt;
+  return Block{it->first, it->second};
+}
+
+}  // namespace taskgrid::data

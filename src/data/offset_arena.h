@@ -1,17 +1,18 @@
-// Offsets within one part of a rank's global segment: first fit over a list of
+// Offsets within a range of memory the caller owns: first fit over a list of
 // free blocks (adjacent free blocks merge), growing a high-water mark when none
 // fits. No memory is touched: the arena only hands out offsets.
 //
-// The symmetric arena is the same on every rank (every rank makes the same
-// calls in the same order), so the same call returns the same offset
-// everywhere: that is what makes a remote address "base + offset".
+// Used by the PGAS segment (its symmetric arena is the same on every rank:
+// every rank makes the same calls in the same order, so the same call returns
+// the same offset everywhere, which makes a remote address "base + offset")
+// and by the emulated device's memory (device/emulated_backend.h).
 #pragma once
 
 #include <cstddef>
 #include <map>
 #include <optional>
 
-namespace taskgrid::pgas {
+namespace taskgrid::data {
 
 class OffsetArena {
  public:
@@ -31,6 +32,12 @@ class OffsetArena {
   size_t blocks_in_use() const { return used_.size(); }
   // The size of the block at `offset` (0 when none starts there).
   size_t block_size(size_t offset) const;
+  struct Block {
+    size_t offset;
+    size_t bytes;
+  };
+  // The block in use that `offset` falls in, if any.
+  std::optional<Block> block_containing(size_t offset) const;
 
  private:
   std::map<size_t, size_t> free_;  // offset -> size, all below high_water_
@@ -39,4 +46,4 @@ class OffsetArena {
   size_t in_use_ = 0;
 };
 
-}  // namespace taskgrid::pgas
+}  // namespace taskgrid::data

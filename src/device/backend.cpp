@@ -1,0 +1,49 @@
+#include "device/backend.h"
+
+#include "device/cuda_backend.h"
+#include "device/emulated_backend.h"
+#include "taskgrid/taskgrid.hpp"
+
+namespace taskgrid::device {
+
+BackendKind parse_backend_kind(const std::string& value) {
+  if (value == "none") return BackendKind::none;
+  if (value == "emulated") return BackendKind::emulated;
+  if (value == "cuda") return BackendKind::cuda;
+  if (value == "auto") return BackendKind::automatic;
+  throw Error("TASKGRID_DEVICE=" + value + ": not a device backend (none, emulated, cuda or auto)");
+}
+
+const char* backend_kind_name(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::none:
+      return "none";
+    case BackendKind::emulated:
+      return "emulated";
+    case BackendKind::cuda:
+      return "cuda";
+    case BackendKind::automatic:
+      return "auto";
+  }
+  return "?";
+}
+
+std::unique_ptr<Backend> open_backend(const BackendSettings& settings) {
+  switch (settings.kind) {
+    case BackendKind::none:
+      return nullptr;
+    case BackendKind::emulated:
+      return std::make_unique<EmulatedBackend>(settings.emulated_devices, settings.memory_limit);
+    case BackendKind::cuda:
+    case BackendKind::automatic: {
+      std::string why;
+      std::unique_ptr<Backend> cuda = open_cuda_backend(settings.memory_limit, why);
+      if (!cuda && settings.kind == BackendKind::cuda)
+        throw Error("TASKGRID_DEVICE=cuda, but " + why);
+      return cuda;  // auto: nullptr when no GPU is usable
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace taskgrid::device

@@ -1,0 +1,94 @@
+// The device layer: what the engine needs of an accelerator, behind one
+// interface so that every code path that moves data to, from and between
+// devices runs the same on CUDA GPUs and on the emulated device:
+//
+//  - memory: allocate (nullptr when the device is full: the caller evicts and
+//    retries) and release;
+//  - streams: operations on one stream run in order, streams run
+//    concurrently; copies and host functions are enqueued, never waited for;
+//  - events: recorded on a stream, polled without blocking, so the engine's
+//    one progress loop tests MPI requests and device work together.
+//
+// Backends: "cuda" (the CUDA runtime loaded at run time, device/cuda_backend.h:
+// nothing needs CUDA to build or to run), "emulated" (memory the host cannot
+// touch and streams on threads, device/emulated_backend.h), "none".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace taskgrid::device {
+
+enum class CopyKind : uint8_t { host_to_device, device_to_host, device_to_device };
+
+// Each backend derives its own; the engine sees only these.
+struct Stream {
+  explicit Stream(int device_index) : device(device_index) {}
+  virtual ~Stream() = default;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  const int device;
+};
+struct Event {
+  Event() = default;
+  virtual ~Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual const char* name() const = 0;
+  virtual int devices() const = 0;
+  // Bytes the engine may place on `device` (TASKGRID_DEVICE_MEMORY, else the
+  // device's free memory when the backend was opened).
+  virtual uint64_t memory_limit(int device) const = 0;
+
+  // Device memory of at least `bytes`; nullptr when the device has no room
+  // (within memory_limit()). Throws taskgrid::Error for a device that does
+  // not exist.
+  virtual void* allocate(int device, size_t bytes) = 0;
+  virtual void release(int device, void* pointer) = 0;
+
+  virtual Stream* create_stream(int device) = 0;
+  // Waits for the stream's work, then frees it.
+  virtual void destroy_stream(Stream* stream) = 0;
+  // `from` and `to` must stay valid until an event recorded after the copy
+  // is done. Host memory may be any memory (pinned memory is faster on CUDA).
+  virtual void copy_async(Stream* stream, void* to, const void* from, size_t bytes,
+                          CopyKind kind) = 0;
+  // Runs `function(argument)` on a host thread once the stream's earlier
+  // work is done; the stream's later work waits for it.
+  virtual void host_function_async(Stream* stream, void (*function)(void*), void* argument) = 0;
+
+  // Done once every operation enqueued on `stream` before it is done.
+  virtual Event* record_event(Stream* stream) = 0;
+  // Never blocks. Reports a failure of the stream's work (a copy, a kernel)
+  // by throwing taskgrid::Error naming the device.
+  virtual bool event_done(Event* event) = 0;
+  virtual void destroy_event(Event* event) = 0;
+};
+
+enum class BackendKind : uint8_t { none, emulated, cuda, automatic };
+
+// The choice of TASKGRID_DEVICE: "none", "emulated", "cuda" or "auto" (CUDA if
+// a GPU is there, else none). Throws taskgrid::Error for another value.
+BackendKind parse_backend_kind(const std::string& value);
+const char* backend_kind_name(BackendKind kind);
+
+struct BackendSettings {
+  BackendKind kind = BackendKind::automatic;
+  int emulated_devices = 1;   // TASKGRID_EMULATED_DEVICES
+  uint64_t memory_limit = 0;  // TASKGRID_DEVICE_MEMORY, per device (0: the device's)
+};
+
+// The backend `settings` ask for; nullptr for "none", and for "auto" without
+// a usable GPU. Throws taskgrid::Error when "cuda" was asked for and cannot be
+// had, saying why (no libcudart, no device, a driver error).
+std::unique_ptr<Backend> open_backend(const BackendSettings& settings);
+
+}  // namespace taskgrid::device
