@@ -100,6 +100,14 @@ class TaskContext {
   int rank() const { return rank_; }
   uint64_t task_id() const { return task_id_; }
 
+  // In a device implementation (register_device_function): the device of
+  // this rank the task runs on, and the stream to enqueue its work on (a
+  // cudaStream_t on a CUDA device: launch kernels on it and return, never
+  // synchronise it; taskgrid/device.hpp has what works on every device).
+  // data(i) are then device pointers. On a CPU: -1 and nullptr.
+  int device() const;
+  void* stream() const;
+
  private:
   // Only the runtime makes contexts and reads their engine state.
   friend struct detail::TaskContextAccess;
@@ -126,6 +134,7 @@ class TaskContext {
   int rank_;
   uint64_t task_id_;
   void* binding_;
+  void* device_ = nullptr;  // the engine's device state (nullptr: on a CPU)
 };
 
 using TaskFunction = void (*)(TaskContext&);
@@ -141,6 +150,10 @@ struct FunctionId {
 // the same name for another function, throws). Call before start() or at
 // static initialisation (TASKGRID_REGISTER), identically on every rank.
 FunctionId register_function(const char* name, TaskFunction fn);
+// A task with a device implementation, run on a device of the task's rank
+// when it has one (TASKGRID_DEVICE), else `cpu`. `cpu` may be nullptr: such a
+// task fails, naming its rank, where no device is. function_id() knows both.
+FunctionId register_device_function(const char* name, TaskFunction cpu, TaskFunction device);
 // The id of a registered function (throws Error when not registered).
 FunctionId function_id(TaskFunction fn);
 

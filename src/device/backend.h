@@ -61,6 +61,9 @@ class Backend {
   // is done. Host memory may be any memory (pinned memory is faster on CUDA).
   virtual void copy_async(Stream* stream, void* to, const void* from, size_t bytes,
                           CopyKind kind) = 0;
+  // What a task's device implementation launches on (TaskContext::stream):
+  // the cudaStream_t on CUDA, the stream itself on the emulated device.
+  virtual void* native_stream(Stream* stream) = 0;
   // Runs `function(argument)` on a host thread once the stream's earlier
   // work is done; the stream's later work waits for it.
   virtual void host_function_async(Stream* stream, void (*function)(void*), void* argument) = 0;
@@ -90,5 +93,12 @@ struct BackendSettings {
 // a usable GPU. Throws taskgrid::Error when "cuda" was asked for and cannot be
 // had, saying why (no libcudart, no device, a driver error).
 std::unique_ptr<Backend> open_backend(const BackendSettings& settings);
+
+// What a TaskContext of a task running on a device points to.
+struct TaskBinding {
+  Backend* backend = nullptr;
+  Stream* stream = nullptr;
+  const char* task_name = nullptr;
+};
 
 }  // namespace taskgrid::device

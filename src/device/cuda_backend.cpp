@@ -154,6 +154,7 @@ class CudaBackend final : public Backend {
     use(s->device);
     check(s->device, cuda_.memcpy_async(to, from, bytes, direction, s->handle), "cudaMemcpyAsync");
   }
+  void* native_stream(Stream* stream) override { return static_cast<CudaStream*>(stream)->handle; }
   void host_function_async(Stream* stream, void (*function)(void*), void* argument) override {
     auto* s = static_cast<CudaStream*>(stream);
     use(s->device);

@@ -116,7 +116,8 @@ void enqueue(EmulatedStream& stream, const Operation& operation) {
 
 struct EmulatedBackend::Memory {
   int device = 0;
-  size_t limit = 0;
+  size_t limit = 0;             // what allocations may take
+  size_t reserved = 0;          // the ranges' size: the limit in whole pages
   char* device_base = nullptr;  // no access: what the engine and tasks are given
   char* backing = nullptr;      // the bytes, at the same offsets
   mutable std::mutex lock;
@@ -124,7 +125,7 @@ struct EmulatedBackend::Memory {
 
   bool holds(const void* pointer) const {
     const char* p = static_cast<const char*>(pointer);
-    return p >= device_base && p < device_base + limit;
+    return p >= device_base && p < device_base + reserved;
   }
 };
 
@@ -137,7 +138,8 @@ EmulatedBackend::EmulatedBackend(int devices, uint64_t memory_limit) {
   for (int d = 0; d < devices; ++d) {
     auto memory = std::make_unique<Memory>();
     memory->device = d;
-    memory->limit = bytes;
+    memory->limit = static_cast<size_t>(limit);
+    memory->reserved = bytes;
     memory->device_base = reserve(bytes, PROT_NONE, d);
     memory->backing = reserve(bytes, PROT_READ | PROT_WRITE, d);
     memories_.push_back(std::move(memory));
@@ -146,8 +148,8 @@ EmulatedBackend::EmulatedBackend(int devices, uint64_t memory_limit) {
 
 EmulatedBackend::~EmulatedBackend() {
   for (auto& memory : memories_) {
-    munmap(memory->device_base, memory->limit);
-    munmap(memory->backing, memory->limit);
+    munmap(memory->device_base, memory->reserved);
+    munmap(memory->backing, memory->reserved);
   }
 }
 

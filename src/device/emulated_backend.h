@@ -44,6 +44,7 @@ class EmulatedBackend final : public Backend {
   Stream* create_stream(int device) override;
   void destroy_stream(Stream* stream) override;
   void copy_async(Stream* stream, void* to, const void* from, size_t bytes, CopyKind kind) override;
+  void* native_stream(Stream* stream) override { return stream; }
   void host_function_async(Stream* stream, void (*function)(void*), void* argument) override;
   Event* record_event(Stream* stream) override;
   bool event_done(Event* event) override;

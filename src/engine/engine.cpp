@@ -66,6 +66,12 @@ Engine::~Engine() {
 
 void Engine::fail(const std::string& message) { fail_job(rank(), message); }
 
+void Engine::set_devices(std::unique_ptr<device::Backend> backend, int max_streams) {
+  devices_ =
+      std::make_unique<DeviceTasks>(std::move(backend), max_streams, rank(), versions_, stats_,
+                                    [this](const std::string& message) { fail(message); });
+}
+
 std::vector<char> Engine::post(int dest, std::vector<char>&& batch) {
   std::vector<char> spare;
   {
@@ -180,7 +186,9 @@ void Engine::make_ready(Task* task) {
     }
   }
   tasks_.started();
-  if (workers_) {
+  if (devices_ && DeviceTasks::takes(*task)) {
+    devices_->start(task);
+  } else if (workers_) {
     workers_->push(task);
   } else {
     tasks_.push_ready(task);
@@ -203,6 +211,9 @@ void Engine::execute(Task* task) {
                                                          : exec::binding_without_channel());
   // Crash messages, the task deadline and the API's refusals see it.
   const exec::RunningTaskMark running(task->id, task->name, start);
+  if (!task->function->function)
+    fail("task '" + std::string(task->name) + "' (id " + std::to_string(task->id) +
+         ") has only a device implementation, and this rank has no device (TASKGRID_DEVICE)");
   try {
     task->function->function(context);
     exec::run_task_epilogue();
@@ -344,6 +355,14 @@ bool Engine::collect_finished() {
   return true;
 }
 
+bool Engine::poll_devices() {
+  if (!devices_ || !devices_->poll(finished_on_devices_)) return false;
+  for (Task* task : finished_on_devices_) body_finished(task);
+  finished_on_devices_.clear();
+  dispatch_ready();
+  return true;
+}
+
 bool Engine::poll_transfers() {
   bool any = transport_.poll(transfers_done_);
   for (uint64_t cookie : transfers_done_) transfer_done(cookie);
@@ -378,6 +397,7 @@ bool Engine::progress() {
   bool active = drain_posted();
   active |= receive_control();
   active |= collect_finished();
+  active |= poll_devices();
   active |= poll_transfers();
   active |= run_ready_tasks();
   completions_.flush(listener_, shutdown_requested_);
@@ -389,7 +409,7 @@ bool Engine::quiescent() {
   // Batches posted but not yet sent keep the engine running.
   if (has_posted_.load(std::memory_order_acquire)) return false;
   return tasks_.idle() && trees_.idle() && groups_.idle() && (!channels_ || channels_->idle()) &&
-         completions_.idle() && transport_.pending() == 0;
+         completions_.idle() && (!devices_ || devices_->idle()) && transport_.pending() == 0;
 }
 
 void Engine::help() {

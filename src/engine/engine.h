@@ -11,6 +11,7 @@
 //   TaskChannels      task-aware communication (exec/, the one part on MPI)
 //   CompletionBatcher completion records for the head
 //   WorkerPool        CPU workers when TASKGRID_THREADS > 1
+//   DeviceTasks       tasks on this rank's devices, their replicas and streams
 //
 // All communication goes through comm::Transport. quiescent() is the
 // conjunction of the parts' idle().
@@ -32,6 +33,7 @@
 #include "comm/transport.h"
 #include "comm/wire.h"
 #include "engine/completion_batcher.h"
+#include "engine/device_tasks.h"
 #include "engine/engine_stats.h"
 #include "engine/group_broadcaster.h"
 #include "engine/in_place_tasks.h"
@@ -67,6 +69,9 @@ class Engine final : public CommandSink, private VersionEvents {
   // The thread model (TASKGRID_PROGRESS): whether a waiting program thread
   // drives the loop (drive_until) or sleeps while the engine thread does.
   void set_program_drives(bool drives) { program_drives_ = drives; }
+  // Runs tasks with a device implementation on `backend`'s devices, with at
+  // most `max_streams` streams out per device. Before the first command.
+  void set_devices(std::unique_ptr<device::Backend> backend, int max_streams);
 
   // CommandSink. post: thread-safe; a batch for this rank is applied in order
   // with earlier local batches, others are sent as control messages.
@@ -92,6 +97,7 @@ class Engine final : public CommandSink, private VersionEvents {
     stats.version_bytes_held = versions_.held_bytes();
     stats.version_bytes_peak = versions_.peak_held_bytes();
     stats.pool_idle_bytes = versions_.idle_bytes();
+    stats.device_replica_bytes = devices_ ? devices_->replica_bytes() : 0;
     return stats;
   }
 
@@ -138,6 +144,7 @@ class Engine final : public CommandSink, private VersionEvents {
   bool drain_posted();
   bool receive_control();
   bool collect_finished();
+  bool poll_devices();
   bool poll_transfers();
   bool run_ready_tasks();
 
@@ -160,6 +167,7 @@ class Engine final : public CommandSink, private VersionEvents {
   CompletionBatcher completions_;
   InPlaceTasks in_place_;
   std::unique_ptr<exec::WorkerPool<Task>> workers_;
+  std::unique_ptr<DeviceTasks> devices_;  // nullptr: no device on this rank
 
   // Posted batches (any thread) -> the driving thread. `has_posted_` lets the
   // loop skip the lock when nothing was posted.
@@ -188,6 +196,7 @@ class Engine final : public CommandSink, private VersionEvents {
   // Reused per pass.
   std::vector<Task*> newly_ready_;
   std::vector<Task*> finished_;
+  std::vector<Task*> finished_on_devices_;
   std::vector<void*> channel_done_;
   std::vector<uint64_t> transfers_done_;
   std::vector<char> control_in_;

@@ -18,6 +18,15 @@ struct EngineStats {
   uint64_t control_messages_received = 0;
   uint64_t versions_reclaimed = 0;
   uint64_t inout_buffers_reused = 0;
+  // Devices (printed on their own line): tasks run on a device, bytes copied
+  // to, from and within devices, replicas found there, replicas evicted.
+  uint64_t device_tasks = 0;
+  uint64_t device_bytes_in = 0;
+  uint64_t device_bytes_out = 0;
+  uint64_t device_bytes_within = 0;
+  uint64_t device_replica_hits = 0;
+  uint64_t device_evictions = 0;
+  uint64_t device_replica_bytes = 0;  // device memory the replicas hold now
   // Broadcasts (printed on their own line; see README, TASKGRID_STATS).
   uint64_t broadcasts_rooted = 0;  // tree/pipeline/p2p broadcasts started here
   uint64_t broadcast_routes_received = 0;

@@ -20,6 +20,9 @@ struct TaskContextAccess {
     return TaskContext(buffers, num_data, args, args_size, rank, task_id, binding);
   }
   static void* binding(const TaskContext& context) { return context.binding_; }
+  // A task running on a device: `device` is its device::TaskBinding.
+  static void set_device(TaskContext& context, void* device) { context.device_ = device; }
+  static void* device(const TaskContext& context) { return context.device_; }
 };
 
 }  // namespace taskgrid::detail

@@ -21,6 +21,7 @@ Version* VersionStore::create(uint64_t id, size_t bytes) {
   version->retired = false;
   version->uses = 0;
   version->waiters.clear();  // keeps its capacity
+  version->replicas = nullptr;
   return version;
 }
 
@@ -33,6 +34,7 @@ Version* VersionStore::expect(uint64_t id, size_t bytes) {
 
 void VersionStore::reclaim(Version* version) {
   // Retired and unused: no command can name it again on this rank.
+  if (version->replicas) replica_owner_->version_reclaimed(version);
   if (version->data) {
     buffers_.put(version->data, version->bytes);
     held_bytes_ -= data::allocated_bytes(version->bytes);

@@ -36,6 +36,8 @@ struct VersionWaiter {
   void* object = nullptr;
 };
 
+struct DeviceReplica;  // engine/device_tasks.h
+
 struct Version {
   uint64_t id = 0;
   char* data = nullptr;
@@ -44,6 +46,15 @@ struct Version {
   bool retired = false;
   uint32_t uses = 0;  // registered reads, sends, fetches and broadcasts, plus the producer
   std::vector<VersionWaiter> waiters;
+  // Copies of the version on this rank's devices (DeviceTasks), or nullptr.
+  DeviceReplica* replicas = nullptr;
+};
+
+// Told when a version with device replicas is freed (DeviceTasks drops them).
+class ReplicaOwner {
+ public:
+  virtual ~ReplicaOwner() = default;
+  virtual void version_reclaimed(Version* version) = 0;
 };
 
 class VersionStore {
@@ -72,6 +83,8 @@ class VersionStore {
   void give_buffer(Version* version) { hold(version, buffers_.get(version->bytes)); }
   void give_buffer(Version* version, char* buffer) { hold(version, buffer); }
 
+  void set_replica_owner(ReplicaOwner* owner) { replica_owner_ = owner; }
+
   size_t live() const { return by_id_.size(); }
   uint64_t reclaimed() const { return reclaimed_; }
   // Memory accounting: bytes of the buffers live versions hold (whole
@@ -93,6 +106,7 @@ class VersionStore {
   }
 
   data::BufferPool buffers_;
+  ReplicaOwner* replica_owner_ = nullptr;
   uint64_t reclaimed_ = 0;
   uint64_t held_bytes_ = 0;
   uint64_t peak_held_bytes_ = 0;

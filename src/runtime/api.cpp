@@ -10,12 +10,14 @@
 #include <string>
 
 #include "comm/mpi_backend.h"
+#include "device/backend.h"
 #include "engine/engine.h"
 #include "exec/running_task.h"
 #include "exec/task_channels.h"
 #include "runtime/crash_handlers.h"
 #include "runtime/divergence_check.h"
 #include "runtime/failure.h"
+#include "runtime/function_registry.h"
 #include "runtime/options.h"
 #include "runtime/planner.h"
 #include "runtime/watchdog.h"
@@ -157,6 +159,19 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
                  static_cast<unsigned long long>(s.broadcast_chunks_sent),
                  static_cast<unsigned long long>(s.broadcast_chunks_received),
                  static_cast<unsigned long long>(s.mpi_broadcasts));
+  }
+  for (int r = 0; r < size; ++r) {
+    const runtime::EngineStats& s = ranks[static_cast<size_t>(r)];
+    if (s.device_tasks == 0) continue;
+    std::fprintf(stderr,
+                 "taskgrid device stats: rank %d tasks %llu bytes_in %llu bytes_out %llu "
+                 "bytes_within %llu replica_hits %llu evictions %llu\n",
+                 r, static_cast<unsigned long long>(s.device_tasks),
+                 static_cast<unsigned long long>(s.device_bytes_in),
+                 static_cast<unsigned long long>(s.device_bytes_out),
+                 static_cast<unsigned long long>(s.device_bytes_within),
+                 static_cast<unsigned long long>(s.device_replica_hits),
+                 static_cast<unsigned long long>(s.device_evictions));
   }
   for (int r = 0; r < size; ++r) {
     const runtime::EngineStats& s = ranks[static_cast<size_t>(r)];
@@ -348,6 +363,20 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
                                                  spmd ? rank : 0, std::move(channels));
   rt->engine->set_engine_creates_groups(!spmd);
   rt->engine->set_program_drives(rt->options.progress == "program");
+  // Devices only for programs that have device tasks: loading CUDA costs
+  // start-up time that a CPU-only program should not pay.
+  if (detail::any_device_function()) {
+    device::BackendSettings settings;
+    settings.kind = device::parse_backend_kind(rt->options.device);
+    settings.emulated_devices = rt->options.emulated_devices;
+    settings.memory_limit = rt->options.device_memory;
+    try {
+      if (auto backend = device::open_backend(settings))
+        rt->engine->set_devices(std::move(backend), rt->options.device_streams);
+    } catch (const Error& error) {
+      runtime::fail_job(rank, error.what());
+    }
+  }
   if (spmd && rt->options.divergence_interval > 0) {
     rt->divergence =
         std::make_unique<runtime::DivergenceCheck>(collectives, rt->options.divergence_interval);

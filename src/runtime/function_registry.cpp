@@ -22,6 +22,7 @@ struct Registry {
   std::unordered_map<uint32_t, std::string> names;
   std::unordered_map<uint32_t, RegisteredFunction> by_id;
   std::unordered_map<TaskFunction, uint32_t> by_function;
+  size_t device_functions = 0;  // registered with a device implementation
 };
 
 // Constructed on first use: registrations run during static initialisation.
@@ -95,25 +96,54 @@ const RegisteredFunction* find_function(FunctionId id) {
   return &it->second;
 }
 
+bool any_device_function() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.device_functions > 0;
+}
+
 }  // namespace detail
 
-FunctionId register_function(const char* name, TaskFunction fn) {
-  if (!name || !*name || !fn) throw Error("taskgrid::register_function: empty name or function");
+namespace {
+
+FunctionId register_functions(const char* who, const char* name, TaskFunction cpu,
+                              TaskFunction device) {
   detail::Registry& r = detail::registry();
   std::lock_guard lock(r.mutex);
   const uint32_t id = detail::name_hash(name);
   if (auto it = r.by_id.find(id); it != r.by_id.end()) {
-    if (it->second.function == fn && std::string(it->second.name) == name) return {id};
-    throw Error(std::string("taskgrid::register_function: \"") + name + "\" clashes with \"" +
-                it->second.name + "\" (same name or same hash); rename one of them");
+    if (it->second.function == cpu && it->second.device_function == device &&
+        std::string(it->second.name) == name)
+      return {id};
+    throw Error(std::string(who) + ": \"" + name + "\" clashes with \"" + it->second.name +
+                "\" (same name or same hash); rename one of them");
   }
-  if (r.by_function.count(fn))
-    throw Error(std::string("taskgrid::register_function: the function registered as \"") + name +
-                "\" is already registered under another name");
+  for (TaskFunction fn : {cpu, device})
+    if (fn && r.by_function.count(fn))
+      throw Error(std::string(who) + ": the function registered as \"" + name +
+                  "\" is already registered under another name");
   const std::string& stored = r.names.emplace(id, name).first->second;
-  r.by_id.emplace(id, detail::RegisteredFunction{fn, stored.c_str()});
-  r.by_function.emplace(fn, id);
+  r.by_id.emplace(id, detail::RegisteredFunction{cpu, stored.c_str(), device});
+  for (TaskFunction fn : {cpu, device})
+    if (fn) r.by_function.emplace(fn, id);
+  if (device) r.device_functions += 1;
   return {id};
+}
+
+}  // namespace
+
+FunctionId register_function(const char* name, TaskFunction fn) {
+  if (!name || !*name || !fn) throw Error("taskgrid::register_function: empty name or function");
+  return register_functions("taskgrid::register_function", name, fn, nullptr);
+}
+
+FunctionId register_device_function(const char* name, TaskFunction cpu, TaskFunction device) {
+  constexpr const char* kWho = "taskgrid::register_device_function";
+  if (!name || !*name || !device)
+    throw Error(std::string(kWho) + ": empty name or device function");
+  if (cpu == device)
+    throw Error(std::string(kWho) + ": \"" + name + "\" gives one function for both");
+  return register_functions(kWho, name, cpu, device);
 }
 
 FunctionId function_id(TaskFunction fn) {

@@ -154,6 +154,33 @@ const Setting kSettings[] = {
            read_seconds(name, value, 1e9, "must be a number of seconds (0: no limit)");
      },
      nullptr, true},
+    {"TASKGRID_DEVICE", "auto",
+     "devices for tasks with a device implementation: auto (CUDA GPUs if any), cuda, emulated "
+     "or none",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.device = read_choice(name, value, {"auto", "cuda", "emulated", "none"}, "a device backend",
+                              "auto, cuda, emulated or none");
+     },
+     nullptr, true},
+    {"TASKGRID_EMULATED_DEVICES", "1", "devices per rank when TASKGRID_DEVICE=emulated (1 to 64)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.emulated_devices =
+           static_cast<int>(read_number(name, value, 1, 64, "must be a whole number from 1 to 64"));
+     },
+     nullptr, true},
+    {"TASKGRID_DEVICE_MEMORY", "0",
+     "bytes of each device the runtime may use (0: the device's free memory; emulated: 1 GiB)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.device_memory = static_cast<uint64_t>(read_number(
+           name, value, 0, kNoLimit, "must be a number of bytes (0: the device's free memory)"));
+     },
+     nullptr, true},
+    {"TASKGRID_DEVICE_STREAMS", "4", "streams in use at once per device (1 to 256)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.device_streams = static_cast<int>(
+           read_number(name, value, 1, 256, "must be a whole number from 1 to 256"));
+     },
+     nullptr, true},
     {"TASKGRID_CHUNK_BYTES", "1073741824",
      "testing: split transfers into messages of at most this many bytes",
      [](RuntimeOptions& o, const char* name, const char* value) {

@@ -40,6 +40,11 @@ struct RuntimeOptions {
   // TASKGRID_FAILURE_TIMEOUT: silence after which a rank counts as stopped (0: off).
   double failure_timeout_seconds = 5;
   double task_deadline_seconds = 0;  // TASKGRID_TASK_DEADLINE (0: none)
+  // Devices for tasks with a device implementation (src/device/).
+  std::string device = "auto";  // TASKGRID_DEVICE: auto, cuda, emulated or none
+  int emulated_devices = 1;     // TASKGRID_EMULATED_DEVICES
+  uint64_t device_memory = 0;   // TASKGRID_DEVICE_MEMORY per device (0: the device's)
+  int device_streams = 4;       // TASKGRID_DEVICE_STREAMS: streams out per device
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.

@@ -429,3 +429,40 @@ add_test(NAME runtime.error.settings_differ.np3
                  : -n 1 $<TARGET_FILE:taskgrid-error-cases> settings_differ)
 set_tests_properties(runtime.error.settings_differ.np3 PROPERTIES
   ENVIRONMENT "TASKGRID_CHANNELS=4;TASKGRID_THREADS=1" LABELS "mpi;error_cases" PROCESSORS 2 TIMEOUT 60)
+
+# Devices (src/device/, engine/device_tasks.*) under mpiexec, on emulated
+# devices: rounds of a device task over data on every rank, in both modes,
+# with the CPU implementation when TASKGRID_DEVICE=none; a task that only has
+# a device implementation on a rank without one; a device too small for a
+# task; a kernel that fails on its stream.
+taskgrid_error_test(device_sum_cluster 2 1 STATUS 0
+  ENV TASKGRID_DEVICE=emulated TASKGRID_EMULATED_DEVICES=2 TASKGRID_STATS=1
+  REGEX "error-cases: device_sum rank 0 ok" "taskgrid device stats: rank 1 tasks [1-9]"
+  ABSENT "WRONG"
+  ARGS device_sum)
+taskgrid_error_test(device_sum_spmd 4 2 STATUS 0
+  ENV TASKGRID_MODE=spmd TASKGRID_DEVICE=emulated TASKGRID_EMULATED_DEVICES=2 TASKGRID_STATS=1
+  REGEX "error-cases: device_sum rank 3 ok" "taskgrid device stats: rank 3 tasks [1-9]"
+  ABSENT "WRONG"
+  ARGS device_sum)
+taskgrid_error_test(device_sum_without_devices 2 1 STATUS 0
+  ENV TASKGRID_MODE=spmd TASKGRID_DEVICE=none TASKGRID_STATS=1
+  REGEX "error-cases: device_sum rank 1 ok"
+  ABSENT "WRONG" "taskgrid device stats"
+  ARGS device_sum)
+taskgrid_error_test(device_only 2 1
+  ENV TASKGRID_DEVICE=none
+  REGEX "error: taskgrid: rank 1: task 'device_only_task' [(]id [0-9]+[)] has only a device implementation, and this rank has no device"
+  ARGS device_only 1)
+taskgrid_error_test(device_too_small 2 1
+  ENV TASKGRID_DEVICE=emulated TASKGRID_DEVICE_MEMORY=32
+  REGEX "error: taskgrid: rank 1: task 'device_add' needs 64 bytes on device 0, whose limit is 32 bytes"
+  ARGS device_too_small 1)
+taskgrid_error_test(device_kernel_fails 2 1
+  ENV TASKGRID_DEVICE=emulated
+  REGEX "error: taskgrid: rank 1: task 'failing_kernel_task' [(]id [0-9]+[)] failed on device 0: emulated device 0: an operation on its stream failed: kernel fault"
+  ARGS device_kernel_fails 1)
+taskgrid_error_test(device_setting 1 1 STATUS 2
+  ENV TASKGRID_DEVICE=gpu
+  REGEX "TASKGRID_DEVICE=.gpu. is not a device backend"
+  ARGS start_only)

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <taskgrid/device.hpp>
 #include <taskgrid/taskgrid.hpp>
 #include <thread>
 #include <vector>
@@ -79,6 +80,70 @@ TASKGRID_REGISTER(touch_task);
 
 void submit_task(taskgrid::TaskContext&) {
   taskgrid::submit(touch_task, {taskgrid::inout(taskgrid::DataHandle{1})}, {});
+}
+
+// Device tasks (run with TASKGRID_DEVICE=emulated, or none for the CPU
+// implementations). device_add adds its argument to every double of its
+// buffer; on the emulated device as host work on the task's stream.
+void add_on_cpu(taskgrid::TaskContext& ctx) {
+  auto* values = ctx.data_as<double>(0);
+  const double add = ctx.arg<double>();
+  for (size_t i = 0; i < ctx.size(0) / sizeof(double); ++i) values[i] += add;
+}
+void add_on_device(taskgrid::TaskContext& ctx) {
+  if (taskgrid::device_kind(ctx) != taskgrid::DeviceKind::emulated)
+    throw std::runtime_error("this test has no CUDA kernel");
+  auto* values = static_cast<double*>(taskgrid::emulated_view(ctx, 0));
+  const size_t count = ctx.size(0) / sizeof(double);
+  const double add = ctx.arg<double>();
+  taskgrid::launch_host_work(ctx, [values, count, add] {
+    for (size_t i = 0; i < count; ++i) values[i] += add;
+  });
+}
+const taskgrid::FunctionId device_add =
+    taskgrid::register_device_function("device_add", add_on_cpu, add_on_device);
+void only_on_device(taskgrid::TaskContext&) {}
+const taskgrid::FunctionId device_only_task =
+    taskgrid::register_device_function("device_only_task", nullptr, only_on_device);
+void failing_kernel(taskgrid::TaskContext& ctx) {
+  taskgrid::launch_host_work(ctx, [] { throw std::runtime_error("kernel fault"); });
+}
+const taskgrid::FunctionId failing_kernel_task =
+    taskgrid::register_device_function("failing_kernel_task", nullptr, failing_kernel);
+
+// Rounds of device_add over handles spread on every rank, each round's value
+// known, then every handle checked on its owner.
+int device_sum() {
+  constexpr int kHandles = 8;
+  constexpr int kRounds = 12;
+  constexpr size_t kValues = 1000;
+  const int ranks = taskgrid::num_ranks();
+  const bool spmd = taskgrid::is_spmd();
+  std::vector<std::vector<double>> data(kHandles, std::vector<double>(kValues));
+  std::vector<taskgrid::DataHandle> handles;
+  for (int h = 0; h < kHandles; ++h) {
+    for (size_t i = 0; i < kValues; ++i) data[h][i] = static_cast<double>(h * 10000 + i);
+    handles.push_back(
+        spmd ? taskgrid::enter_data(data[h].data(), kValues * sizeof(double), h % ranks)
+             : taskgrid::enter_data(data[h].data(), kValues * sizeof(double)));
+  }
+  for (int round = 1; round <= kRounds; ++round)
+    for (int h = 0; h < kHandles; ++h) {
+      taskgrid::TaskOptions options;
+      options.rank = (h + round) % ranks;  // the data moves between ranks too
+      taskgrid::submit(device_add, {taskgrid::inout(handles[h])}, options,
+                       static_cast<double>(round));
+    }
+  for (const auto h : handles) taskgrid::exit_data(h);
+  bool ok = true;
+  for (int h = 0; h < kHandles; ++h) {
+    if (spmd && h % ranks != taskgrid::rank()) continue;  // not this rank's to check
+    for (size_t i = 0; i < kValues; ++i)
+      ok = ok && data[h][i] == static_cast<double>(h * 10000 + i) + kRounds * (kRounds + 1) / 2;
+  }
+  std::printf("error-cases: device_sum rank %d %s\n", taskgrid::rank(), ok ? "ok" : "WRONG");
+  std::fflush(stdout);
+  return taskgrid::finish(ok ? 0 : 1);
 }
 
 int no_error() {
@@ -155,17 +220,19 @@ int run_case(taskgrid::Mode mode, int status, int argc, char** argv) {
 }
 
 [[noreturn]] void usage() {
-  std::fprintf(stderr,
-               "usage: taskgrid-error-cases <case> [rank]\n"
-               "cases: task_throws bad_index rank_exits unknown_handle null_enter two_writers "
-               "bad_rank_hint released_handle unregistered_function start_only no_finish "
-               "spmd_divergence "
-               "program_terminates zero_byte_fetch uncaught_unknown_handle "
-               "uncaught_unregistered uncaught_unregistered_hidden uncaught_bad_rank_hint succeed "
-               "cluster_program "
-               "spmd_program run_cluster run_spmd task_segfaults task_aborts "
-               "task_overflows_stack rank_stops task_never_returns wait_all_in_task "
-               "submit_in_task null_packed_args huge_enter_data big_transfer settings_differ\n");
+  std::fprintf(
+      stderr,
+      "usage: taskgrid-error-cases <case> [rank]\n"
+      "cases: task_throws bad_index rank_exits unknown_handle null_enter two_writers "
+      "bad_rank_hint released_handle unregistered_function start_only no_finish "
+      "spmd_divergence "
+      "program_terminates zero_byte_fetch uncaught_unknown_handle "
+      "uncaught_unregistered uncaught_unregistered_hidden uncaught_bad_rank_hint succeed "
+      "cluster_program "
+      "spmd_program run_cluster run_spmd task_segfaults task_aborts "
+      "task_overflows_stack rank_stops task_never_returns wait_all_in_task "
+      "submit_in_task null_packed_args huge_enter_data big_transfer settings_differ device_sum "
+      "device_only device_too_small device_kernel_fails\n");
   std::exit(2);
 }
 
@@ -249,6 +316,10 @@ int main(int argc, char** argv) {
   if (name == "task_never_returns") return run_failing_task(endless_task, target);
   if (name == "wait_all_in_task") return run_failing_task(wait_all_task, target);
   if (name == "submit_in_task") return run_failing_task(submit_task, target);
+  if (name == "device_sum") return device_sum();
+  if (name == "device_only") return run_failing_task(only_on_device, target);
+  if (name == "device_too_small") return run_failing_task(add_on_cpu, target);
+  if (name == "device_kernel_fails") return run_failing_task(failing_kernel, target);
   // Not an error: 4 MiB there and back under a tiny TASKGRID_CHUNK_BYTES
   // (the test sets 1). Chunk receives are all posted at once; one per byte
   // used to exhaust MPICH's requests (an assertion inside MPI_Irecv).

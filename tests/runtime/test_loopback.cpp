@@ -4,6 +4,7 @@
 // byte for byte against the same tasks run sequentially.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <ostream>
@@ -13,8 +14,10 @@
 
 #include "comm/loopback_transport.h"
 #include "counting_blocking.h"
+#include "device/emulated_backend.h"
 #include "engine/engine.h"
 #include "runtime/planner.h"
+#include "taskgrid/device.hpp"
 
 namespace taskgrid::runtime {
 namespace {
@@ -62,19 +65,59 @@ struct Graph {
 bool reads(AccessMode mode) { return mode != AccessMode::out; }
 bool writes(AccessMode mode) { return mode != AccessMode::in; }
 
-void loopback_task(TaskContext& ctx) {
-  const auto args = ctx.arg<Args>();
-  const auto* modes = static_cast<const uint8_t*>(ctx.args()) + sizeof(Args);
+// The task's work on its buffers (host memory, or an emulated device's
+// through its host view), given its packed arguments (pack()).
+void compute(const std::vector<uint8_t*>& data, const std::vector<size_t>& sizes,
+             const std::vector<char>& args) {
+  Args head;
+  std::memcpy(&head, args.data(), sizeof head);
+  const auto* modes = reinterpret_cast<const uint8_t*>(args.data()) + sizeof(Args);
   std::vector<std::pair<const uint8_t*, size_t>> inputs;
-  for (size_t i = 0; i < ctx.num_data(); ++i)
-    if (reads(static_cast<AccessMode>(modes[i])))
-      inputs.emplace_back(ctx.data_as<uint8_t>(i), ctx.size(i));
-  const uint64_t digest = digest_of(inputs, args.salt);
-  for (size_t i = 0; i < ctx.num_data(); ++i)
-    if (writes(static_cast<AccessMode>(modes[i])))
-      write_outputs(ctx.data_as<uint8_t>(i), ctx.size(i), digest + i);
+  for (size_t i = 0; i < data.size(); ++i)
+    if (reads(static_cast<AccessMode>(modes[i]))) inputs.emplace_back(data[i], sizes[i]);
+  const uint64_t digest = digest_of(inputs, head.salt);
+  for (size_t i = 0; i < data.size(); ++i)
+    if (writes(static_cast<AccessMode>(modes[i]))) write_outputs(data[i], sizes[i], digest + i);
+}
+
+std::vector<char> args_of(const TaskContext& ctx) {
+  const auto* bytes = static_cast<const char*>(ctx.args());
+  return std::vector<char>(bytes, bytes + ctx.args_size());
+}
+
+void loopback_task(TaskContext& ctx) {
+  std::vector<uint8_t*> data;
+  std::vector<size_t> sizes;
+  for (size_t i = 0; i < ctx.num_data(); ++i) {
+    data.push_back(ctx.data_as<uint8_t>(i));
+    sizes.push_back(ctx.size(i));
+  }
+  compute(data, sizes, args_of(ctx));
 }
 TASKGRID_REGISTER(loopback_task);
+
+// The same task with a device implementation: on an emulated device it is
+// host work on the task's stream, through the buffers' host views (the device
+// pointers themselves fault). Its CPU implementation counts its runs, so a
+// run with devices can check that none ran on a CPU.
+std::atomic<uint64_t> device_task_cpu_runs{0};
+void loopback_device_task_on_cpu(TaskContext& ctx) {
+  device_task_cpu_runs += 1;
+  loopback_task(ctx);
+}
+void loopback_device_task(TaskContext& ctx) {
+  if (device_kind(ctx) != DeviceKind::emulated || ctx.device() < 0 || !ctx.stream())
+    throw Error("loopback_device_task: not on an emulated device");
+  std::vector<uint8_t*> views;
+  std::vector<size_t> sizes;
+  for (size_t i = 0; i < ctx.num_data(); ++i) {
+    views.push_back(static_cast<uint8_t*>(ctx.size(i) ? emulated_view(ctx, i) : nullptr));
+    sizes.push_back(ctx.size(i));
+  }
+  launch_host_work(ctx, [views, sizes, args = args_of(ctx)] { compute(views, sizes, args); });
+}
+const FunctionId loopback_device_task_id = register_device_function(
+    "loopback_device_task", loopback_device_task_on_cpu, loopback_device_task);
 
 // Finishes only once the watched thread has gone to sleep in the seam's
 // Blocking (see ThePlannerWaitsThroughTheTransportsBlocking).
@@ -151,12 +194,18 @@ struct LoopbackRun {
   uint64_t window_bytes = 0;  // bytes those tasks write before submit waits (0: no limit)
   coll::Strategy broadcast = coll::Strategy::none;
   bool program_drives = true;  // the thread model (Engine::set_program_drives)
+  // Emulated devices per rank (0: none). With devices, tasks with an odd
+  // salt have a device implementation (loopback_device_task).
+  int devices = 0;
+  uint64_t device_memory = 1 << 20;  // per device
+  int device_streams = 2;
 };
 
 std::ostream& operator<<(std::ostream& out, const LoopbackRun& run) {
   return out << "ranks " << run.ranks << ", threads " << run.threads << ", window " << run.window
              << ", window bytes " << run.window_bytes << ", strategy "
-             << coll::strategy_name(run.broadcast) << ", program drives " << run.program_drives;
+             << coll::strategy_name(run.broadcast) << ", program drives " << run.program_drives
+             << ", devices " << run.devices << " of " << run.device_memory << " bytes";
 }
 
 // What the runs of a test moved between ranks, for its not-vacuous checks.
@@ -170,6 +219,13 @@ struct Traffic {
   // in place (spmd: all of them, none encoded).
   uint64_t tasks_executed = 0;
   uint64_t tasks_built_in_place = 0;
+  // On devices: tasks, bytes copied in, replicas reused and evicted, and the
+  // device memory replicas still held at the end (each a replica leaked).
+  uint64_t device_tasks = 0;
+  uint64_t device_bytes_in = 0;
+  uint64_t device_replica_hits = 0;
+  uint64_t device_evictions = 0;
+  uint64_t device_bytes_left = 0;
 };
 
 // One rank: its engine (on its own thread) and its planner.
@@ -193,6 +249,9 @@ struct Rank {
     engine.set_engine_creates_groups(false);
     engine.set_program_drives(run.program_drives);
     engine.set_timing(false);
+    if (run.devices > 0)
+      engine.set_devices(std::make_unique<device::EmulatedBackend>(run.devices, run.device_memory),
+                         run.device_streams);
     planner = std::make_unique<Planner>(engine, config);
     engine.set_listener(planner.get());
     engine_thread = std::thread([this] { engine.run(); });
@@ -228,8 +287,11 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const Loopback
         TaskOptions options;
         options.rank = task.hint;
         const std::vector<char> args = pack(task);
-        planner.submit(function_id(loopback_task), accesses.data(), accesses.size(), options,
-                       args.data(), args.size());
+        const FunctionId function = run.devices > 0 && task.salt % 2 == 1
+                                        ? loopback_device_task_id
+                                        : function_id(loopback_task);
+        planner.submit(function, accesses.data(), accesses.size(), options, args.data(),
+                       args.size());
       }
       for (const DataHandle h : handles) planner.fetch(h);
       for (const DataHandle h : handles) planner.release(h);
@@ -245,6 +307,11 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const Loopback
     traffic.versions_left += stats.versions_live;
     traffic.tasks_executed += stats.tasks_executed;
     traffic.tasks_built_in_place += stats.tasks_built_in_place;
+    traffic.device_tasks += stats.device_tasks;
+    traffic.device_bytes_in += stats.device_bytes_in;
+    traffic.device_replica_hits += stats.device_replica_hits;
+    traffic.device_evictions += stats.device_evictions;
+    traffic.device_bytes_left += stats.device_replica_bytes;
   }
   std::vector<std::vector<uint8_t>> result;
   for (size_t h = 0; h < g.sizes.size(); ++h)
@@ -258,6 +325,10 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const Loopback
   const auto expected = run_sequentially(g);
   const uint64_t left_before = traffic.versions_left;
   const auto got = run_on_loopback(g, run, traffic);
+  if (traffic.device_bytes_left != 0)
+    return ::testing::AssertionFailure()
+           << "the devices kept " << traffic.device_bytes_left << " bytes of replicas after every "
+           << "handle was released (" << g.tasks.size() << " tasks, " << run << ")";
   if (traffic.versions_left != left_before)
     return ::testing::AssertionFailure()
            << "the engines kept " << traffic.versions_left - left_before
@@ -384,6 +455,59 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(3, 4, 7),
                        ::testing::Values(coll::Strategy::tree, coll::Strategy::pipeline,
                                          coll::Strategy::p2p, coll::Strategy::mpi)));
+
+// Tasks with a device implementation on emulated devices (memory the host
+// cannot touch, streams on threads), mixed with CPU tasks on the same data:
+// inputs staged to devices, outputs written through to host memory, replicas
+// reused by later device tasks, and evicted under a small memory limit.
+class LoopbackDevices : public ::testing::TestWithParam<int> {};
+
+TEST_P(LoopbackDevices, RandomGraphsMatchSequentialExecution) {
+  const int ranks = GetParam();
+  Traffic traffic;
+  const uint64_t cpu_runs_before = device_task_cpu_runs;
+  for (uint64_t graph = 0; graph < 40; ++graph) {
+    const uint64_t seed = mix(static_cast<uint64_t>(ranks) * 1299709 + graph);
+    LoopbackRun run;
+    run.ranks = ranks;
+    run.threads = 1 + static_cast<int>(graph % 2);
+    run.window = graph % 3 == 0 ? 0 : 1 + graph % 4;
+    run.program_drives = graph % 4 < 2;
+    run.devices = 1 + static_cast<int>(graph % 3);
+    run.device_streams = 1 + static_cast<int>(graph % 2);
+    ASSERT_TRUE(matches_sequential(generate(seed, ranks, 60), run, traffic))
+        << "graph " << graph << " (seed " << seed << ")";
+  }
+  // Not vacuous: tasks ran on the devices (never on a CPU), copied data in
+  // and found replicas there.
+  EXPECT_GT(traffic.device_tasks, 100u);
+  EXPECT_LT(traffic.device_tasks, traffic.tasks_executed);  // CPU tasks too
+  EXPECT_EQ(device_task_cpu_runs, cpu_runs_before);
+  EXPECT_GT(traffic.device_bytes_in, 0u);
+  EXPECT_GT(traffic.device_replica_hits, 0u);
+}
+
+TEST_P(LoopbackDevices, ASmallDeviceEvictsAndStillMatches) {
+  // 2 KiB per device: a task's accesses fit (at most three of 320 bytes,
+  // with an inout's input beside its output), a graph's versions do not.
+  const int ranks = GetParam();
+  Traffic traffic;
+  for (uint64_t graph = 0; graph < 20; ++graph) {
+    const uint64_t seed = mix(static_cast<uint64_t>(ranks) * 15487469 + graph);
+    LoopbackRun run;
+    run.ranks = ranks;
+    run.threads = 1 + static_cast<int>(graph % 2);
+    run.devices = 1;
+    run.device_memory = 2048;
+    run.device_streams = 1 + static_cast<int>(graph % 3);
+    ASSERT_TRUE(matches_sequential(generate(seed, ranks, 120), run, traffic))
+        << "graph " << graph << " (seed " << seed << ")";
+  }
+  EXPECT_GT(traffic.device_tasks, 100u);
+  EXPECT_GT(traffic.device_evictions, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, LoopbackDevices, ::testing::Values(1, 2, 4));
 
 }  // namespace
 }  // namespace taskgrid::runtime

@@ -1,0 +1,299 @@
+#include "engine/device_tasks.h"
+
+#include <exception>
+#include <utility>
+
+#include "engine/task_context_access.h"
+#include "exec/running_task.h"
+#include "trace/trace.h"
+
+namespace taskgrid::runtime {
+
+DeviceTasks::DeviceTasks(std::unique_ptr<device::Backend> backend, int max_streams, int rank,
+                         VersionStore& versions, EngineStats& stats,
+                         std::function<void(const std::string&)> fail)
+    : rank_(rank),
+      backend_(std::move(backend)),
+      streams_(*backend_, max_streams),
+      versions_(versions),
+      stats_(stats),
+      fail_(std::move(fail)),
+      oldest_(static_cast<size_t>(backend_->devices()), nullptr),
+      newest_(static_cast<size_t>(backend_->devices()), nullptr) {
+  versions_.set_replica_owner(this);
+}
+
+DeviceTasks::~DeviceTasks() {
+  // The engine stops only when no task runs: every replica is unpinned. The
+  // versions go with the store, after this part.
+  versions_.set_replica_owner(nullptr);
+  for (DeviceReplica*& oldest : oldest_)
+    while (oldest) drop(oldest);
+}
+
+void DeviceTasks::start(Task* task) {
+  if (!waiting_.empty() || !launch(task)) waiting_.push_back(task);  // keeps their order
+}
+
+int DeviceTasks::choose_device(const Task& task) {
+  // Where an input is already: its bytes need not move again.
+  for (const Task::Linked& access : task.linked)
+    if (access.input && access.input->replicas) return access.input->replicas->device;
+  const int device = next_device_;
+  next_device_ = (next_device_ + 1) % backend_->devices();
+  return device;
+}
+
+DeviceReplica* DeviceTasks::replica_on(Version* version, int device) const {
+  for (DeviceReplica* r = version->replicas; r; r = r->next_of_version)
+    if (r->device == device) return r;
+  return nullptr;
+}
+
+void DeviceTasks::pin(DeviceReplica* replica) {
+  if (replica->pins++ > 0) return;
+  // Out of the LRU list while a task uses it.
+  const auto d = static_cast<size_t>(replica->device);
+  if (replica->older) replica->older->newer = replica->newer;
+  if (replica->newer) replica->newer->older = replica->older;
+  if (oldest_[d] == replica) oldest_[d] = replica->newer;
+  if (newest_[d] == replica) newest_[d] = replica->older;
+  replica->older = replica->newer = nullptr;
+}
+
+void DeviceTasks::unpin(DeviceReplica* replica) {
+  if (--replica->pins > 0) return;
+  const auto d = static_cast<size_t>(replica->device);
+  replica->older = newest_[d];
+  replica->newer = nullptr;
+  if (newest_[d]) newest_[d]->newer = replica;
+  newest_[d] = replica;
+  if (!oldest_[d]) oldest_[d] = replica;
+}
+
+void DeviceTasks::drop(DeviceReplica* replica) {
+  pin(replica);  // unlinks it from the LRU list
+  DeviceReplica** link = &replica->version->replicas;
+  while (*link != replica) link = &(*link)->next_of_version;
+  *link = replica->next_of_version;
+  backend_->release(replica->device, replica->pointer);
+  replica_bytes_ -= replica->bytes;
+  delete replica;
+}
+
+DeviceReplica* DeviceTasks::new_replica(Version* version, int device) {
+  void* pointer = backend_->allocate(device, version->bytes);
+  while (!pointer) {
+    DeviceReplica* victim = oldest_[static_cast<size_t>(device)];
+    if (!victim) return nullptr;  // everything left is in use
+    drop(victim);
+    stats_.device_evictions += 1;
+    pointer = backend_->allocate(device, version->bytes);
+  }
+  auto* replica = new DeviceReplica;
+  replica->version = version;
+  replica->pointer = pointer;
+  replica->bytes = version->bytes;
+  replica->device = device;
+  replica->pins = 1;
+  replica->next_of_version = version->replicas;
+  version->replicas = replica;
+  replica_bytes_ += replica->bytes;
+  return replica;
+}
+
+void DeviceTasks::enqueue_copy(device::Stream* stream, void* to, const void* from, size_t bytes,
+                               device::CopyKind kind) {
+  if (bytes == 0) return;
+  backend_->copy_async(stream, to, from, bytes, kind);
+  switch (kind) {
+    case device::CopyKind::host_to_device:
+      stats_.device_bytes_in += bytes;
+      break;
+    case device::CopyKind::device_to_host:
+      stats_.device_bytes_out += bytes;
+      break;
+    case device::CopyKind::device_to_device:
+      stats_.device_bytes_within += bytes;
+      break;
+  }
+}
+
+bool DeviceTasks::launch(Task* task) {
+  const int device = choose_device(*task);
+  device::Stream* stream = streams_.acquire(device);
+  if (!stream) return false;
+  std::unique_ptr<Running> running;
+  if (spare_.empty()) {
+    running = std::make_unique<Running>();
+  } else {
+    running = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  running->task = task;
+  running->stream = stream;
+  running->pinned.clear();
+  running->filled.clear();
+  const size_t count = task->linked.size();
+  running->buffers.resize(count);
+
+  // Memory first, copies after: a task that cannot have all it needs takes
+  // nothing and waits.
+  std::vector<DeviceReplica*>& pinned = running->pinned;
+  std::vector<bool> fresh(count, false);
+  bool room = true;
+  for (size_t i = 0; i < count && room; ++i) {
+    const Task::Linked& access = task->linked[i];
+    Version* version = access.output ? access.output : access.input;
+    DeviceReplica* replica = access.output ? nullptr : replica_on(version, device);
+    // A replica another running task is still filling (on its own stream)
+    // cannot be read yet: wait for that task.
+    if (replica && replica->filling) {
+      room = false;
+      break;
+    }
+    if (replica) {
+      pin(replica);
+      stats_.device_replica_hits += 1;
+    } else {
+      replica = new_replica(version, device);
+      if (!replica) {
+        room = false;
+        break;
+      }
+      fresh[i] = true;
+    }
+    pinned.push_back(replica);
+    // An inout's input stays on the device while the task reads it.
+    if (access.output && access.input) {
+      if (DeviceReplica* source = replica_on(access.input, device)) {
+        if (source->filling) {
+          room = false;
+          break;
+        }
+        pin(source);
+        pinned.push_back(source);
+      }
+    }
+  }
+  if (!room) {
+    // Give back what this attempt took. A task waiting while nothing else on
+    // its device runs would wait for ever: that is a device too small.
+    for (DeviceReplica* replica : pinned) unpin(replica);
+    for (size_t i = 0; i < count; ++i) {
+      if (!fresh[i]) continue;
+      const Task::Linked& access = task->linked[i];
+      Version* version = access.output ? access.output : access.input;
+      if (DeviceReplica* replica = replica_on(version, device)) drop(replica);
+    }
+    streams_.give_back(stream);
+    spare_.push_back(std::move(running));
+    if (streams_.active(device) == 0) {
+      // Nothing runs on the device, so nothing is being filled: only memory
+      // can be short, and no task will give any back.
+      size_t bytes = 0;
+      for (const Task::Linked& access : task->linked)
+        bytes += (access.output ? access.output : access.input)->bytes;
+      fail_("task '" + std::string(task->name) + "' needs " + std::to_string(bytes) +
+            " bytes on device " + std::to_string(device) + ", whose limit is " +
+            std::to_string(backend_->memory_limit(device)) +
+            " bytes (TASKGRID_DEVICE_MEMORY, or the device's free memory)");
+    }
+    return false;
+  }
+
+  // Inputs that were not on the device come from host memory; an inout's
+  // output starts as its input (from the input's replica when there is one,
+  // else from the host buffer make_ready filled with it).
+  for (size_t i = 0, p = 0; i < count; ++i) {
+    const Task::Linked& access = task->linked[i];
+    DeviceReplica* replica = pinned[p++];
+    running->buffers[i] = {replica->pointer, replica->bytes};
+    if (fresh[i]) {
+      replica->filling = true;
+      running->filled.push_back(replica);
+    }
+    if (access.output && access.input) {
+      DeviceReplica* source = replica_on(access.input, device);
+      if (source && source != replica) {
+        p += 1;  // the source's pin, pushed after the output's
+        enqueue_copy(stream, replica->pointer, source->pointer, replica->bytes,
+                     device::CopyKind::device_to_device);
+      } else {
+        enqueue_copy(stream, replica->pointer, task->buffers[i].data, replica->bytes,
+                     device::CopyKind::host_to_device);
+      }
+    } else if (!access.output && fresh[i]) {
+      enqueue_copy(stream, replica->pointer, access.input->data, replica->bytes,
+                   device::CopyKind::host_to_device);
+    }
+  }
+  running->binding = {backend_.get(), stream, task->name};
+  running->started_ns = trace::now_ns();
+  call_device_function(*running);
+  // Write-through: each output back into its host buffer.
+  for (size_t i = 0; i < count; ++i)
+    if (task->linked[i].output)
+      enqueue_copy(stream, task->buffers[i].data, running->buffers[i].data,
+                   running->buffers[i].size, device::CopyKind::device_to_host);
+  running->event = backend_->record_event(stream);
+  running_.push_back(std::move(running));
+  stats_.device_tasks += 1;
+  return true;
+}
+
+void DeviceTasks::call_device_function(Running& running) {
+  Task* task = running.task;
+  TaskContext context =
+      detail::TaskContextAccess::make(running.buffers.data(), running.buffers.size(),
+                                      task->args.data(), task->args.size(), rank_, task->id);
+  detail::TaskContextAccess::set_device(context, &running.binding);
+  const exec::RunningTaskMark mark(task->id, task->name, running.started_ns);
+  try {
+    task->function->device_function(context);
+  } catch (const std::exception& error) {
+    fail_("task '" + std::string(task->name) + "' (id " + std::to_string(task->id) +
+          ") failed launching on device " + std::to_string(running.stream->device) + ": " +
+          error.what());
+  }
+}
+
+bool DeviceTasks::poll(std::vector<Task*>& finished) {
+  bool any = false;
+  for (size_t i = 0; i < running_.size();) {
+    Running& running = *running_[i];
+    bool done = false;
+    try {
+      done = backend_->event_done(running.event);
+    } catch (const std::exception& error) {
+      fail_("task '" + std::string(running.task->name) + "' (id " +
+            std::to_string(running.task->id) + ") failed on device " +
+            std::to_string(running.stream->device) + ": " + error.what());
+    }
+    if (!done) {
+      ++i;
+      continue;
+    }
+    backend_->destroy_event(running.event);
+    streams_.give_back(running.stream);
+    for (DeviceReplica* replica : running.filled) replica->filling = false;
+    for (DeviceReplica* replica : running.pinned) unpin(replica);
+    running.task->duration_ns = trace::now_ns() - running.started_ns;
+    finished.push_back(running.task);
+    spare_.push_back(std::move(running_[i]));
+    running_[i] = std::move(running_.back());
+    running_.pop_back();
+    any = true;
+  }
+  while (!waiting_.empty() && launch(waiting_.front())) {
+    waiting_.pop_front();
+    any = true;
+  }
+  return any;
+}
+
+void DeviceTasks::version_reclaimed(Version* version) {
+  while (version->replicas) drop(version->replicas);
+}
+
+}  // namespace taskgrid::runtime

@@ -1,0 +1,118 @@
+// The engine's part for tasks with a device implementation
+// (register_device_function), run on this rank's devices (device/backend.h).
+//
+// Residency: a version may have a replica on each device. A task's inputs
+// are copied to its device unless a replica is there already; its outputs
+// get new replicas there (an inout output starts as a copy of its input's).
+// Write-through: each output is copied back into the version's host buffer
+// before the task counts as finished, so every other path of the engine
+// (sends, fetches, broadcasts, CPU readers) sees host data as before.
+// Replicas stay for later device tasks, and go when their version is freed or
+// when their device's memory is needed (least recently used first; nothing is
+// written back, the host copy is current).
+//
+// Launching: a task takes a stream of its device from the pool (at most
+// `max_streams` out per device) and the memory its accesses need; when
+// either is short it waits, in order, for running tasks to give some back.
+// The engine polls each running task's event in its one progress loop, beside
+// MPI requests: no thread blocks on a device.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/backend.h"
+#include "device/stream_pool.h"
+#include "engine/engine_stats.h"
+#include "engine/task_table.h"
+#include "engine/version_store.h"
+
+namespace taskgrid::runtime {
+
+struct DeviceReplica {
+  Version* version = nullptr;
+  DeviceReplica* next_of_version = nullptr;  // the version's other replicas
+  // The device's least-recently-used list, while no running task pins it.
+  DeviceReplica* older = nullptr;
+  DeviceReplica* newer = nullptr;
+  void* pointer = nullptr;
+  size_t bytes = 0;
+  int device = 0;
+  uint32_t pins = 0;  // running tasks that use it
+  // Being filled by the task that made it (on that task's stream): others
+  // may use it once that task is done.
+  bool filling = false;
+};
+
+class DeviceTasks final : public ReplicaOwner {
+ public:
+  // `fail` ends the job with a message (the engine's, which names the rank).
+  DeviceTasks(std::unique_ptr<device::Backend> backend, int max_streams, int rank,
+              VersionStore& versions, EngineStats& stats,
+              std::function<void(const std::string&)> fail);
+  ~DeviceTasks() override;
+  DeviceTasks(const DeviceTasks&) = delete;
+  DeviceTasks& operator=(const DeviceTasks&) = delete;
+
+  // Whether `task` runs here: it has a device implementation.
+  static bool takes(const Task& task) { return task.function->device_function != nullptr; }
+  // `task` is ready, its host buffers prepared (Engine::make_ready).
+  void start(Task* task);
+  // Moves the tasks whose device work is done into `finished`, then starts
+  // waiting ones that can start now. True when anything happened.
+  bool poll(std::vector<Task*>& finished);
+  bool idle() const { return running_.empty() && waiting_.empty(); }
+
+  void version_reclaimed(Version* version) override;
+
+  device::Backend& backend() { return *backend_; }
+  // Device memory the replicas take now (all devices).
+  uint64_t replica_bytes() const { return replica_bytes_; }
+
+ private:
+  struct Running {
+    Task* task = nullptr;
+    device::Stream* stream = nullptr;
+    device::Event* event = nullptr;
+    uint64_t started_ns = 0;
+    std::vector<DeviceReplica*> pinned;
+    std::vector<DeviceReplica*> filled;  // made by this task: valid once it is done
+    std::vector<detail::TaskContextAccess::Buffer> buffers;  // device pointers
+    device::TaskBinding binding;
+  };
+
+  // Starts `task` now if a stream and the memory are free; false otherwise.
+  bool launch(Task* task);
+  int choose_device(const Task& task);
+  DeviceReplica* replica_on(Version* version, int device) const;
+  // A new replica of `version` on `device`, pinned; nullptr when the device
+  // has no room even after evicting every unpinned replica.
+  DeviceReplica* new_replica(Version* version, int device);
+  void drop(DeviceReplica* replica);  // frees its memory, unlinks it
+  void pin(DeviceReplica* replica);
+  void unpin(DeviceReplica* replica);
+  void enqueue_copy(device::Stream* stream, void* to, const void* from, size_t bytes,
+                    device::CopyKind kind);
+  void call_device_function(Running& running);
+
+  int rank_;
+  std::unique_ptr<device::Backend> backend_;
+  device::StreamPool streams_;
+  VersionStore& versions_;
+  EngineStats& stats_;
+  std::function<void(const std::string&)> fail_;
+  std::deque<Task*> waiting_;
+  std::vector<std::unique_ptr<Running>> running_;
+  std::vector<std::unique_ptr<Running>> spare_;
+  // Per device: its least recently used unpinned replica, and its newest.
+  std::vector<DeviceReplica*> oldest_;
+  std::vector<DeviceReplica*> newest_;
+  int next_device_ = 0;
+  uint64_t replica_bytes_ = 0;
+};
+
+}  // namespace taskgrid::runtime
