@@ -138,8 +138,14 @@ bool DeviceTasks::launch(Task* task) {
   running->buffers.resize(count);
 
   // Memory first, copies after: a task that cannot have all it needs takes
-  // nothing and waits.
+  // nothing and waits. Per access: the replica the task sees (`targets`) and,
+  // for an inout, its input's replica on the device if any (`sources`); the
+  // same version may be read by two accesses of a task.
   std::vector<DeviceReplica*>& pinned = running->pinned;
+  std::vector<DeviceReplica*>& targets = running->targets;
+  std::vector<DeviceReplica*>& sources = running->sources;
+  targets.assign(count, nullptr);
+  sources.assign(count, nullptr);
   std::vector<bool> fresh(count, false);
   bool room = true;
   for (size_t i = 0; i < count && room; ++i) {
@@ -164,6 +170,7 @@ bool DeviceTasks::launch(Task* task) {
       fresh[i] = true;
     }
     pinned.push_back(replica);
+    targets[i] = replica;
     // An inout's input stays on the device while the task reads it.
     if (access.output && access.input) {
       if (DeviceReplica* source = replica_on(access.input, device)) {
@@ -173,6 +180,7 @@ bool DeviceTasks::launch(Task* task) {
         }
         pin(source);
         pinned.push_back(source);
+        sources[i] = source;
       }
     }
   }
@@ -180,21 +188,19 @@ bool DeviceTasks::launch(Task* task) {
     // Give back what this attempt took. A task waiting while nothing else on
     // its device runs would wait for ever: that is a device too small.
     for (DeviceReplica* replica : pinned) unpin(replica);
-    for (size_t i = 0; i < count; ++i) {
-      if (!fresh[i]) continue;
-      const Task::Linked& access = task->linked[i];
-      Version* version = access.output ? access.output : access.input;
-      if (DeviceReplica* replica = replica_on(version, device)) drop(replica);
-    }
+    for (size_t i = 0; i < count; ++i)
+      if (fresh[i]) drop(targets[i]);
     streams_.give_back(stream);
     spare_.push_back(std::move(running));
     if (streams_.active(device) == 0) {
       // Nothing runs on the device, so nothing is being filled: only memory
       // can be short, and no task will give any back.
+      // At most: each access's version, and an inout's input beside its output.
       size_t bytes = 0;
       for (const Task::Linked& access : task->linked)
-        bytes += (access.output ? access.output : access.input)->bytes;
-      fail_("task '" + std::string(task->name) + "' needs " + std::to_string(bytes) +
+        bytes +=
+            (access.output ? access.output->bytes : 0) + (access.input ? access.input->bytes : 0);
+      fail_("task '" + std::string(task->name) + "' needs up to " + std::to_string(bytes) +
             " bytes on device " + std::to_string(device) + ", whose limit is " +
             std::to_string(backend_->memory_limit(device)) +
             " bytes (TASKGRID_DEVICE_MEMORY, or the device's free memory)");
@@ -205,26 +211,21 @@ bool DeviceTasks::launch(Task* task) {
   // Inputs that were not on the device come from host memory; an inout's
   // output starts as its input (from the input's replica when there is one,
   // else from the host buffer make_ready filled with it).
-  for (size_t i = 0, p = 0; i < count; ++i) {
+  for (size_t i = 0; i < count; ++i) {
     const Task::Linked& access = task->linked[i];
-    DeviceReplica* replica = pinned[p++];
+    DeviceReplica* replica = targets[i];
     running->buffers[i] = {replica->pointer, replica->bytes};
-    if (fresh[i]) {
-      replica->filling = true;
-      running->filled.push_back(replica);
-    }
-    if (access.output && access.input) {
-      DeviceReplica* source = replica_on(access.input, device);
-      if (source && source != replica) {
-        p += 1;  // the source's pin, pushed after the output's
-        enqueue_copy(stream, replica->pointer, source->pointer, replica->bytes,
-                     device::CopyKind::device_to_device);
-      } else {
-        enqueue_copy(stream, replica->pointer, task->buffers[i].data, replica->bytes,
-                     device::CopyKind::host_to_device);
-      }
-    } else if (!access.output && fresh[i]) {
+    if (!fresh[i]) continue;
+    replica->filling = true;
+    running->filled.push_back(replica);
+    if (!access.output) {
       enqueue_copy(stream, replica->pointer, access.input->data, replica->bytes,
+                   device::CopyKind::host_to_device);
+    } else if (sources[i]) {
+      enqueue_copy(stream, replica->pointer, sources[i]->pointer, replica->bytes,
+                   device::CopyKind::device_to_device);
+    } else if (access.input) {
+      enqueue_copy(stream, replica->pointer, task->buffers[i].data, replica->bytes,
                    device::CopyKind::host_to_device);
     }
   }

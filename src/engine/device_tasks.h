@@ -81,6 +81,8 @@ class DeviceTasks final : public ReplicaOwner {
     uint64_t started_ns = 0;
     std::vector<DeviceReplica*> pinned;
     std::vector<DeviceReplica*> filled;  // made by this task: valid once it is done
+    std::vector<DeviceReplica*> targets;  // per access, the replica it sees
+    std::vector<DeviceReplica*> sources;  // per inout access, its input's replica (or nullptr)
     std::vector<detail::TaskContextAccess::Buffer> buffers;  // device pointers
     device::TaskBinding binding;
   };

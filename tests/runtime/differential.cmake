@@ -21,6 +21,14 @@
 set(TASKGRID_DIFFERENTIAL_GRAPHS 400 CACHE STRING
     "Random graphs per differential test (9 tests)")
 
+# The cores CTest counts for a test of <ranks> ranks (the machine has 2).
+function(taskgrid_test_processors out ranks)
+  if(ranks GREATER 2)
+    set(ranks 2)
+  endif()
+  set(${out} ${ranks} PARENT_SCOPE)
+endfunction()
+
 # taskgrid_differential_test(<ranks> <scheduler> <threads> <seed>)
 function(taskgrid_differential_test ranks scheduler threads seed)
   set(name runtime.differential.np${ranks}.${scheduler}.t${threads})
@@ -29,11 +37,7 @@ function(taskgrid_differential_test ranks scheduler threads seed)
                    $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
                    --graphs ${TASKGRID_DIFFERENTIAL_GRAPHS} --seed ${seed} --tasks-max 60
                    --hang-seconds 30)
-  if(ranks LESS 2)
-    set(processors ${ranks})
-  else()
-    set(processors 2)
-  endif()
+  taskgrid_test_processors(processors ${ranks})
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "TASKGRID_SCHEDULER=${scheduler};TASKGRID_THREADS=${threads}"
     LABELS "mpi;differential"
@@ -65,10 +69,7 @@ function(taskgrid_differential_spmd_test ranks threads seed)
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
                    $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
                    --graphs ${TASKGRID_DIFFERENTIAL_GRAPHS} --seed ${seed} --tasks-max 60)
-  set(processors ${ranks})
-  if(processors GREATER 2)
-    set(processors 2)
-  endif()
+  taskgrid_test_processors(processors ${ranks})
   # 300 s: 400 graphs at 4 ranks on 2 cores take about 70 s alone, twice
   # that beside another job; a hang is caught by the harness itself (30 s).
   set_tests_properties(${name} PROPERTIES
@@ -138,3 +139,28 @@ endforeach()
 
 # Receive spans, flow arrows, the DOT dump and the timeline tool.
 include(${CMAKE_CURRENT_LIST_DIR}/trace.cmake)
+
+# Devices: the same random graphs with the ranks' tasks of diff_device_hash_fill
+# (a fifth of them) on emulated devices (TASKGRID_DEVICE=emulated, two per
+# rank, 16 KiB each so that replicas are evicted), at 1, 2 and 4 ranks, in
+# cluster mode and at 2 ranks in spmd mode. TASKGRID_STATS=1: each test also
+# requires that rank 0's device ran tasks.
+function(taskgrid_differential_device_test ranks mode seed)
+  set(name runtime.differential.device.${mode}.np${ranks})
+  add_test(NAME ${name}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
+                   --graphs 200 --seed ${seed} --tasks-max 60 --hang-seconds 30)
+  taskgrid_test_processors(processors ${ranks})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "TASKGRID_MODE=${mode};TASKGRID_DEVICE=emulated;TASKGRID_EMULATED_DEVICES=2;TASKGRID_DEVICE_MEMORY=16384;TASKGRID_DEVICE_STREAMS=2;TASKGRID_STATS=1"
+    PASS_REGULAR_EXPRESSION "taskgrid device stats: rank 0 tasks [1-9]"
+    FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
+    LABELS "mpi;differential;device"
+    PROCESSORS ${processors}
+    TIMEOUT 300)
+endfunction()
+taskgrid_differential_device_test(1 cluster 7101)
+taskgrid_differential_device_test(2 cluster 7201)
+taskgrid_differential_device_test(4 cluster 7401)
+taskgrid_differential_device_test(2 spmd 7202)

@@ -39,6 +39,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <taskgrid/device.hpp>
 #include <taskgrid/taskgrid.hpp>
 #include <thread>
 #include <vector>
@@ -101,34 +102,55 @@ uint8_t* writable_bytes(const taskgrid::TaskContext& ctx, size_t i) {
   return static_cast<uint8_t*>(ctx.data(i));
 }
 
+// A task's buffers: its context's, or (on an emulated device) their host views.
+struct Buffers {
+  uint8_t* data[kMaxAccesses] = {};
+  size_t size[kMaxAccesses] = {};
+};
+
+Buffers buffers_of(const taskgrid::TaskContext& ctx) {
+  Buffers buffers;
+  for (size_t i = 0; i < ctx.num_data() && i < kMaxAccesses; ++i) {
+    buffers.data[i] = static_cast<uint8_t*>(ctx.data(i));
+    buffers.size[i] = ctx.size(i);
+  }
+  return buffers;
+}
+
 // FNV-1a over every readable byte, tagged with the access index: any input
 // byte changes every output byte.
-uint64_t digest_inputs(const taskgrid::TaskContext& ctx, const TaskArgs& args) {
+uint64_t digest_inputs(const Buffers& buffers, const TaskArgs& args) {
   uint64_t digest = 14695981039346656037ULL ^ args.salt;
   for (size_t i = 0; i < args.count; ++i) {
     if (!reads(args.modes[i])) continue;
-    const uint8_t* data = bytes_of(ctx, i);
+    const uint8_t* data = buffers.data[i];
     digest = (digest ^ (0x100 + i)) * 1099511628211ULL;
-    for (size_t b = 0; b < ctx.size(i); ++b) digest = (digest ^ data[b]) * 1099511628211ULL;
+    for (size_t b = 0; b < buffers.size[i]; ++b) digest = (digest ^ data[b]) * 1099511628211ULL;
   }
   return mix64(digest);
+}
+uint64_t digest_inputs(const taskgrid::TaskContext& ctx, const TaskArgs& args) {
+  return digest_inputs(buffers_of(ctx), args);
 }
 
 // Fills every writable buffer from the digest; inout buffers also keep their
 // previous byte at each position (read just before it is overwritten).
-void fill_outputs(const taskgrid::TaskContext& ctx, const TaskArgs& args, uint64_t digest) {
+void fill_outputs(const Buffers& buffers, const TaskArgs& args, uint64_t digest) {
   for (size_t k = 0; k < args.count; ++k) {
     if (!writes(args.modes[k])) continue;
-    uint8_t* out = writable_bytes(ctx, k);
+    uint8_t* out = buffers.data[k];
     const bool keep = reads(args.modes[k]);
     const uint64_t stream = mix64(digest ^ ((k + 1) * 0x51afd7ed558ccd1dULL));
     uint64_t word = 0;
-    for (size_t b = 0; b < ctx.size(k); ++b) {
+    for (size_t b = 0; b < buffers.size[k]; ++b) {
       if (b % 8 == 0) word = mix64(stream + b);
       const auto fresh = static_cast<uint8_t>(word >> (8 * (b % 8)));
       out[b] = keep ? static_cast<uint8_t>(out[b] * 31u + fresh) : fresh;
     }
   }
+}
+void fill_outputs(const taskgrid::TaskContext& ctx, const TaskArgs& args, uint64_t digest) {
+  fill_outputs(buffers_of(ctx), args, digest);
 }
 
 // Whole-input digest, then fill.
@@ -194,15 +216,39 @@ void diff_spin(taskgrid::TaskContext& ctx) {
   fill_outputs(ctx, args, digest);
 }
 
+// The same as diff_hash_fill with a device implementation (used where
+// TASKGRID_DEVICE gives the ranks devices; the CPU one otherwise): on the
+// emulated device, host work on the task's stream through the buffers' host
+// views, in the order of the stream's copies.
+void diff_device_hash_fill_on_cpu(taskgrid::TaskContext& ctx) {
+  const TaskArgs args = load_args(ctx);
+  fill_outputs(ctx, args, digest_inputs(ctx, args) ^ 0xd);
+}
+void diff_device_hash_fill(taskgrid::TaskContext& ctx) {
+  if (taskgrid::device_kind(ctx) != taskgrid::DeviceKind::emulated)
+    throw std::runtime_error("diff_device_hash_fill has no CUDA kernel");
+  const TaskArgs args = load_args(ctx);
+  Buffers views;
+  for (size_t i = 0; i < args.count; ++i) {
+    views.data[i] = static_cast<uint8_t*>(ctx.size(i) ? taskgrid::emulated_view(ctx, i) : nullptr);
+    views.size[i] = ctx.size(i);
+  }
+  taskgrid::launch_host_work(
+      ctx, [views, args] { fill_outputs(views, args, digest_inputs(views, args) ^ 0xd); });
+}
+
 TASKGRID_REGISTER(diff_hash_fill);
 TASKGRID_REGISTER(diff_rolling);
 TASKGRID_REGISTER(diff_reverse);
 TASKGRID_REGISTER(diff_spin);
+const taskgrid::FunctionId diff_device_hash_fill_id = taskgrid::register_device_function(
+    "diff_device_hash_fill", diff_device_hash_fill_on_cpu, diff_device_hash_fill);
 
+// The sequential reference runs each task's CPU implementation.
 constexpr taskgrid::TaskFunction kFunctions[] = {diff_hash_fill, diff_rolling, diff_reverse,
-                                                 diff_spin};
+                                                 diff_spin, diff_device_hash_fill_on_cpu};
 constexpr const char* kFunctionNames[] = {"diff_hash_fill", "diff_rolling", "diff_reverse",
-                                          "diff_spin"};
+                                          "diff_spin", "diff_device_hash_fill"};
 constexpr size_t kNumFunctions = sizeof(kFunctions) / sizeof(kFunctions[0]);
 
 // ---------------------------------------------------------------- graphs ----

@@ -456,7 +456,7 @@ taskgrid_error_test(device_only 2 1
   ARGS device_only 1)
 taskgrid_error_test(device_too_small 2 1
   ENV TASKGRID_DEVICE=emulated TASKGRID_DEVICE_MEMORY=32
-  REGEX "error: taskgrid: rank 1: task 'device_add' needs 64 bytes on device 0, whose limit is 32 bytes"
+  REGEX "error: taskgrid: rank 1: task 'device_add' needs up to 128 bytes on device 0, whose limit is 32 bytes"
   ARGS device_too_small 1)
 taskgrid_error_test(device_kernel_fails 2 1
   ENV TASKGRID_DEVICE=emulated
