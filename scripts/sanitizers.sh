@@ -21,6 +21,7 @@ log() { printf '[sanitizers] %s\n' "$*" >&2; }
 TARGETS=(taskgrid_unit_tests taskgrid_plan_tests taskgrid_reliability_tests
          taskgrid_loopback_tests taskgrid_engine_tests taskgrid_priority_tests
          taskgrid_protocol_tests taskgrid_collectives_tests taskgrid_trace_tests
+         taskgrid_device_tests
          taskgrid-differential)
 # The gtests, by label (the install tests under that label need the
 # installed package, which these builds skip).
@@ -35,7 +36,7 @@ configure() {  # dir, sanitizer flags
     cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTASKGRID_NATIVE=OFF \
       -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich \
       -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)" \
-      -DTASKGRID_PYTHON="$ROOT/.venv/bin/python" \
+      -DTASKGRID_PYTHON="$ROOT/.venv/bin/python" -DTASKGRID_CUDA_EXAMPLES=OFF \
       -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
       -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
   fi
@@ -56,7 +57,7 @@ run_asan() {
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   ctest --test-dir "$dir" --output-on-failure -j 2 --timeout 600 "${UNIT[@]}" -E "$NOT_UNIT"
   ctest --test-dir "$dir" --output-on-failure -j 2 --timeout 600 \
-    -R '^runtime\.differential\.(np2|np4|spmd\.np2|spmd\.np4|window2)'
+    -R '^runtime\.differential\.(np2|np4|spmd\.np2|spmd\.np4|window2|device\.cluster\.np2)'
   unset ASAN_OPTIONS UBSAN_OPTIONS
   log "asan+ubsan: done in $((SECONDS - started)) s"
 }
@@ -73,7 +74,7 @@ run_tsan() {
   ctest --test-dir "$dir" --output-on-failure -j 2 --timeout 900 "${UNIT[@]}" \
     -E "$NOT_UNIT|^ProtocolErrors\."
   ctest --test-dir "$dir" --output-on-failure -j 1 --timeout 900 \
-    -R '^runtime\.differential\.(np2\.locality\.t2|spmd\.np2\.t1|window2\.(cluster|spmd)\.np2)$'
+    -R '^runtime\.differential\.(np2\.locality\.t2|spmd\.np2\.t1|window2\.(cluster|spmd)\.np2|device\.cluster\.np2)$'
   unset UCX_MEM_MALLOC_HOOKS UCX_MEM_MMAP_HOOK_MODE UCX_MEM_EVENTS TSAN_OPTIONS
   log "tsan: done in $((SECONDS - started)) s"
 }

@@ -47,7 +47,9 @@ class Error : public std::runtime_error {
 struct DataHandle {
   uint64_t id = 0;
   explicit operator bool() const { return id != 0; }
-  friend bool operator==(DataHandle, DataHandle) = default;
+  // Written out, not defaulted: CUDA's compiler reads this header in C++17.
+  friend bool operator==(DataHandle a, DataHandle b) { return a.id == b.id; }
+  friend bool operator!=(DataHandle a, DataHandle b) { return a.id != b.id; }
 };
 
 enum class AccessMode : uint8_t { in = 1, out = 2, inout = 3 };
@@ -143,7 +145,8 @@ using TaskFunction = void (*)(TaskContext&);
 // from the registered name, not from an address or a registration order.
 struct FunctionId {
   uint32_t value = 0;
-  friend bool operator==(FunctionId, FunctionId) = default;
+  friend bool operator==(FunctionId a, FunctionId b) { return a.value == b.value; }
+  friend bool operator!=(FunctionId a, FunctionId b) { return a.value != b.value; }
 };
 
 // Registers `fn` under `name` (unique; a second name with the same hash, or

@@ -50,6 +50,17 @@ DeviceReplica* DeviceTasks::replica_on(Version* version, int device) const {
   return nullptr;
 }
 
+DeviceReplica* DeviceTasks::copy_source(Version* version, int device) const {
+  // One still being filled is no source: the host copy is current (write-through).
+  DeviceReplica* peer = nullptr;
+  for (DeviceReplica* r = version->replicas; r; r = r->next_of_version) {
+    if (r->filling) continue;
+    if (r->device == device) return r;
+    if (!peer) peer = r;
+  }
+  return peer;
+}
+
 void DeviceTasks::pin(DeviceReplica* replica) {
   if (replica->pins++ > 0) return;
   // Out of the LRU list while a task uses it.
@@ -96,6 +107,7 @@ DeviceReplica* DeviceTasks::new_replica(Version* version, int device) {
   replica->bytes = version->bytes;
   replica->device = device;
   replica->pins = 1;
+  replica->filling = true;  // until the task that made it is done
   replica->next_of_version = version->replicas;
   version->replicas = replica;
   replica_bytes_ += replica->bytes;
@@ -153,8 +165,14 @@ bool DeviceTasks::launch(Task* task) {
     Version* version = access.output ? access.output : access.input;
     DeviceReplica* replica = access.output ? nullptr : replica_on(version, device);
     // A replica another running task is still filling (on its own stream)
-    // cannot be read yet: wait for that task.
-    if (replica && replica->filling) {
+    // cannot be read yet: wait for that task. (One this task made for an
+    // earlier access is filled on this task's stream before it runs.)
+    const auto made_here = [&](const DeviceReplica* r) {
+      for (size_t j = 0; j < i; ++j)
+        if (fresh[j] && targets[j] == r) return true;
+      return false;
+    };
+    if (replica && replica->filling && !made_here(replica)) {
       room = false;
       break;
     }
@@ -171,13 +189,11 @@ bool DeviceTasks::launch(Task* task) {
     }
     pinned.push_back(replica);
     targets[i] = replica;
-    // An inout's input stays on the device while the task reads it.
-    if (access.output && access.input) {
-      if (DeviceReplica* source = replica_on(access.input, device)) {
-        if (source->filling) {
-          room = false;
-          break;
-        }
+    // Where a fresh replica's bytes come from when not from host memory: the
+    // input's replica on this device (an inout), else on another device of
+    // the rank (a peer copy). It stays pinned while the task runs.
+    if (fresh[i] && access.input) {
+      if (DeviceReplica* source = copy_source(access.input, device)) {
         pin(source);
         pinned.push_back(source);
         sources[i] = source;
@@ -216,15 +232,16 @@ bool DeviceTasks::launch(Task* task) {
     DeviceReplica* replica = targets[i];
     running->buffers[i] = {replica->pointer, replica->bytes};
     if (!fresh[i]) continue;
-    replica->filling = true;
     running->filled.push_back(replica);
-    if (!access.output) {
+    if (DeviceReplica* source = sources[i]) {
+      enqueue_copy(stream, replica->pointer, source->pointer, replica->bytes,
+                   device::CopyKind::device_to_device);
+      if (source->device != device) stats_.device_peer_bytes += replica->bytes;
+    } else if (!access.output) {
       enqueue_copy(stream, replica->pointer, access.input->data, replica->bytes,
                    device::CopyKind::host_to_device);
-    } else if (sources[i]) {
-      enqueue_copy(stream, replica->pointer, sources[i]->pointer, replica->bytes,
-                   device::CopyKind::device_to_device);
     } else if (access.input) {
+      // An inout's output starts as its input: make_ready put it in the host buffer.
       enqueue_copy(stream, replica->pointer, task->buffers[i].data, replica->bytes,
                    device::CopyKind::host_to_device);
     }

@@ -4,6 +4,8 @@
 // Residency: a version may have a replica on each device. A task's inputs
 // are copied to its device unless a replica is there already; its outputs
 // get new replicas there (an inout output starts as a copy of its input's).
+// A fresh replica is copied from a replica on the same or another device of
+// the rank when there is one (a peer copy), else from host memory.
 // Write-through: each output is copied back into the version's host buffer
 // before the task counts as finished, so every other path of the engine
 // (sends, fetches, broadcasts, CPU readers) sees host data as before.
@@ -80,9 +82,10 @@ class DeviceTasks final : public ReplicaOwner {
     device::Event* event = nullptr;
     uint64_t started_ns = 0;
     std::vector<DeviceReplica*> pinned;
-    std::vector<DeviceReplica*> filled;  // made by this task: valid once it is done
+    std::vector<DeviceReplica*> filled;   // made by this task: valid once it is done
     std::vector<DeviceReplica*> targets;  // per access, the replica it sees
-    std::vector<DeviceReplica*> sources;  // per inout access, its input's replica (or nullptr)
+    std::vector<DeviceReplica*>
+        sources;  // per access, a replica to copy its input from (or nullptr)
     std::vector<detail::TaskContextAccess::Buffer> buffers;  // device pointers
     device::TaskBinding binding;
   };
@@ -91,6 +94,9 @@ class DeviceTasks final : public ReplicaOwner {
   bool launch(Task* task);
   int choose_device(const Task& task);
   DeviceReplica* replica_on(Version* version, int device) const;
+  // A replica to copy `version` from onto `device` instead of from host
+  // memory: one on `device` itself, else on another device; nullptr if none.
+  DeviceReplica* copy_source(Version* version, int device) const;
   // A new replica of `version` on `device`, pinned; nullptr when the device
   // has no room even after evicting every unpinned replica.
   DeviceReplica* new_replica(Version* version, int device);

@@ -24,6 +24,7 @@ struct EngineStats {
   uint64_t device_bytes_in = 0;
   uint64_t device_bytes_out = 0;
   uint64_t device_bytes_within = 0;
+  uint64_t device_peer_bytes = 0;  // of those, between two devices
   uint64_t device_replica_hits = 0;
   uint64_t device_evictions = 0;
   uint64_t device_replica_bytes = 0;  // device memory the replicas hold now

@@ -165,11 +165,12 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
     if (s.device_tasks == 0) continue;
     std::fprintf(stderr,
                  "taskgrid device stats: rank %d tasks %llu bytes_in %llu bytes_out %llu "
-                 "bytes_within %llu replica_hits %llu evictions %llu\n",
+                 "bytes_within %llu (peer %llu) replica_hits %llu evictions %llu\n",
                  r, static_cast<unsigned long long>(s.device_tasks),
                  static_cast<unsigned long long>(s.device_bytes_in),
                  static_cast<unsigned long long>(s.device_bytes_out),
                  static_cast<unsigned long long>(s.device_bytes_within),
+                 static_cast<unsigned long long>(s.device_peer_bytes),
                  static_cast<unsigned long long>(s.device_replica_hits),
                  static_cast<unsigned long long>(s.device_evictions));
   }

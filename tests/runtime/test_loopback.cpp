@@ -223,6 +223,7 @@ struct Traffic {
   // device memory replicas still held at the end (each a replica leaked).
   uint64_t device_tasks = 0;
   uint64_t device_bytes_in = 0;
+  uint64_t device_peer_bytes = 0;
   uint64_t device_replica_hits = 0;
   uint64_t device_evictions = 0;
   uint64_t device_bytes_left = 0;
@@ -309,6 +310,7 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const Loopback
     traffic.tasks_built_in_place += stats.tasks_built_in_place;
     traffic.device_tasks += stats.device_tasks;
     traffic.device_bytes_in += stats.device_bytes_in;
+    traffic.device_peer_bytes += stats.device_peer_bytes;
     traffic.device_replica_hits += stats.device_replica_hits;
     traffic.device_evictions += stats.device_evictions;
     traffic.device_bytes_left += stats.device_replica_bytes;
@@ -485,6 +487,7 @@ TEST_P(LoopbackDevices, RandomGraphsMatchSequentialExecution) {
   EXPECT_EQ(device_task_cpu_runs, cpu_runs_before);
   EXPECT_GT(traffic.device_bytes_in, 0u);
   EXPECT_GT(traffic.device_replica_hits, 0u);
+  EXPECT_GT(traffic.device_peer_bytes, 0u);  // copies between two devices of a rank
 }
 
 TEST_P(LoopbackDevices, ASmallDeviceEvictsAndStillMatches) {
