@@ -25,9 +25,9 @@ def frame(kind, body, declared=None):
 
 
 def task(accesses=(), args=b'', name=b'', n=None, args_bytes=None, name_bytes=None, channel=-1):
-    body = struct.pack('<QIIIiIiQ', 77, 1, len(accesses) if n is None else n,
+    body = struct.pack('<QIIIiIiQiI', 77, 1, len(accesses) if n is None else n,
                        len(args) if args_bytes is None else args_bytes, channel,
-                       len(name) if name_bytes is None else name_bytes, 0, 1)
+                       len(name) if name_bytes is None else name_bytes, 0, 1, -1, 0)
     body += b''.join(struct.pack('<QQQiiB7x', *a) for a in accesses)
     return frame('task', body + args + name)
 

@@ -177,6 +177,10 @@ struct TaskOptions {
   // Among the tasks ready on the same rank at the same time, higher runs
   // first (FIFO among equals). No effect on dependencies or placement.
   int priority = 0;
+  // Device hint: run on this device of the task's rank (-1: the runtime
+  // chooses). Only for functions with a device implementation; a rank without
+  // that device ends the job naming the task.
+  int device = -1;
 };
 
 // ------------------------------------------------------------- lifecycle --

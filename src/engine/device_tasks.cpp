@@ -36,12 +36,38 @@ void DeviceTasks::start(Task* task) {
 }
 
 int DeviceTasks::choose_device(const Task& task) {
-  // Where an input is already: its bytes need not move again.
-  for (const Task::Linked& access : task.linked)
-    if (access.input && access.input->replicas) return access.input->replicas->device;
-  const int device = next_device_;
-  next_device_ = (next_device_ + 1) % backend_->devices();
-  return device;
+  const int devices = backend_->devices();
+  if (task.device >= 0) {
+    if (task.device >= devices)
+      fail_("task '" + std::string(task.name) + "' (id " + std::to_string(task.id) +
+            ") asks for device " + std::to_string(task.device) + "; this rank has " +
+            std::to_string(devices));
+    return task.device;
+  }
+  // Where most of its input bytes are already (they need not move), then the
+  // device with fewest streams at work, then the next in turn.
+  int best = -1;
+  size_t best_bytes = 0;
+  for (const Task::Linked& access : task.linked) {
+    if (!access.input) continue;
+    for (DeviceReplica* r = access.input->replicas; r; r = r->next_of_version) {
+      size_t bytes = 0;
+      for (const Task::Linked& other : task.linked)
+        if (other.input && replica_on(other.input, r->device)) bytes += other.input->bytes;
+      if (best < 0 || bytes > best_bytes) {
+        best = r->device;
+        best_bytes = bytes;
+      }
+    }
+  }
+  if (best >= 0) return best;
+  int least = next_device_;
+  for (int k = 0; k < devices; ++k) {
+    const int d = (next_device_ + k) % devices;
+    if (streams_.active(d) < streams_.active(least)) least = d;
+  }
+  next_device_ = (least + 1) % devices;
+  return least;
 }
 
 DeviceReplica* DeviceTasks::replica_on(Version* version, int device) const {

@@ -186,6 +186,10 @@ void Engine::make_ready(Task* task) {
     }
   }
   tasks_.started();
+  if (task->device >= 0 && !devices_)
+    fail("task '" + std::string(task->name) + "' (id " + std::to_string(task->id) +
+         ") asks for device " + std::to_string(task->device) +
+         ", and this rank has no device (TASKGRID_DEVICE)");
   if (devices_ && DeviceTasks::takes(*task)) {
     devices_->start(task);
   } else if (workers_) {

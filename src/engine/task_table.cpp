@@ -35,6 +35,7 @@ bool fill_task(Task& task, const wire::Task& header, const void* args, const cha
   task.name = name_bytes ? names.intern(name, name_bytes) : task.function->name;
   task.channel = header.channel;
   task.priority = header.priority;
+  task.device = header.device;
   task.channel_task = nullptr;
   return true;
 }

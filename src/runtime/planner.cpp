@@ -116,6 +116,9 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   if (options.channel < -1 || options.channel >= config_.channels)
     throw Error("taskgrid::submit: channel " + std::to_string(options.channel) +
                 " does not exist (TASKGRID_CHANNELS=" + std::to_string(config_.channels) + ")");
+  if (options.device < -1)
+    throw Error("taskgrid::submit: device hint " + std::to_string(options.device) +
+                " is not a device (-1: any)");
   if (args_bytes > kMaxArgsBytes)
     throw Error("taskgrid::submit: " + std::to_string(args_bytes) +
                 " bytes of by-value arguments; the limit is " + std::to_string(kMaxArgsBytes) +
@@ -128,6 +131,13 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
       throw Error("taskgrid::submit: function id " + std::to_string(function.value) +
                   " is not registered");
     last_function_ = function.value;
+  }
+  if (options.device >= 0) {
+    const detail::RegisteredFunction* registered = detail::find_function(function);
+    if (!registered->device_function)
+      throw Error(std::string("taskgrid::submit: device hint ") + std::to_string(options.device) +
+                  " for '" + registered->name +
+                  "', which has no device implementation (register_device_function)");
   }
   if (window_full()) wait_for_window(lock);
   const std::vector<graph::ResolvedAccess>& resolved = analysis_.resolve(accesses, count);
@@ -160,7 +170,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
                     options.channel,
                     0,
                     options.priority,
-                    key};
+                    key,
+                    options.device};
     if (local_builder_ && rank == config_.rank) {
       in_place = local_builder_->open(task, args, options.name);
     } else {

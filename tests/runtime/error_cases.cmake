@@ -466,3 +466,14 @@ taskgrid_error_test(device_setting 1 1 STATUS 2
   ENV TASKGRID_DEVICE=gpu
   REGEX "TASKGRID_DEVICE=.gpu. is not a device backend"
   ARGS start_only)
+taskgrid_error_test(device_hint_without_device_function 2 1 STATUS 3
+  REGEX "caught: taskgrid::submit: device hint 0 for 'touch_task', which has no device implementation"
+  ARGS device_hint_without_device_function)
+taskgrid_error_test(device_hint_missing 2 1
+  ENV TASKGRID_DEVICE=emulated TASKGRID_EMULATED_DEVICES=2
+  REGEX "error: taskgrid: rank 1: task 'device_add' [(]id [0-9]+[)] asks for device 5. this rank has 2"
+  ARGS device_hint_missing 1)
+taskgrid_error_test(device_hint_without_devices 2 1
+  ENV TASKGRID_DEVICE=none
+  REGEX "error: taskgrid: rank 1: task 'device_add' [(]id [0-9]+[)] asks for device 5, and this rank has no device"
+  ARGS device_hint_missing 1)

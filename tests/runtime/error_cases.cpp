@@ -232,7 +232,8 @@ int run_case(taskgrid::Mode mode, int status, int argc, char** argv) {
       "spmd_program run_cluster run_spmd task_segfaults task_aborts "
       "task_overflows_stack rank_stops task_never_returns wait_all_in_task "
       "submit_in_task null_packed_args huge_enter_data big_transfer settings_differ device_sum "
-      "device_only device_too_small device_kernel_fails\n");
+      "device_only device_too_small device_kernel_fails device_hint_without_device_function "
+      "device_hint_missing\n");
   std::exit(2);
 }
 
@@ -317,6 +318,25 @@ int main(int argc, char** argv) {
   if (name == "wait_all_in_task") return run_failing_task(wait_all_task, target);
   if (name == "submit_in_task") return run_failing_task(submit_task, target);
   if (name == "device_sum") return device_sum();
+  // A device hint: for a function without a device implementation (refused
+  // at submit), for a device the rank does not have, on a rank without any.
+  if (name == "device_hint_without_device_function") {
+    char buffer[8] = {};
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    taskgrid::TaskOptions options;
+    options.device = 0;
+    return expect_error([&] { taskgrid::submit(touch_task, {taskgrid::inout(h)}, options); });
+  }
+  if (name == "device_hint_missing") {
+    std::vector<double> values(4, 0.0);
+    const auto h = taskgrid::enter_data(values.data(), values.size() * sizeof(double));
+    taskgrid::TaskOptions options;
+    options.rank = target;
+    options.device = 5;
+    taskgrid::submit(device_add, {taskgrid::inout(h)}, options, 1.0);
+    taskgrid::exit_data(h);
+    return no_error();
+  }
   if (name == "device_only") return run_failing_task(only_on_device, target);
   if (name == "device_too_small") return run_failing_task(add_on_cpu, target);
   if (name == "device_kernel_fails") return run_failing_task(failing_kernel, target);

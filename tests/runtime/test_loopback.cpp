@@ -105,9 +105,20 @@ void loopback_device_task_on_cpu(TaskContext& ctx) {
   device_task_cpu_runs += 1;
   loopback_task(ctx);
 }
+// With device hints (LoopbackRun::device_hints), the device a task asked for:
+// (salt >> 8) modulo the devices per rank; runs on another device are counted.
+std::atomic<int> hinted_devices{0};
+std::atomic<uint64_t> hinted_runs{0};
+std::atomic<uint64_t> runs_elsewhere{0};
+int hinted_device(uint64_t salt, int devices) { return static_cast<int>((salt >> 8) % devices); }
+
 void loopback_device_task(TaskContext& ctx) {
   if (device_kind(ctx) != DeviceKind::emulated || ctx.device() < 0 || !ctx.stream())
     throw Error("loopback_device_task: not on an emulated device");
+  if (const int devices = hinted_devices.load(); devices > 0) {
+    hinted_runs += 1;
+    if (ctx.device() != hinted_device(ctx.arg<Args>().salt, devices)) runs_elsewhere += 1;
+  }
   std::vector<uint8_t*> views;
   std::vector<size_t> sizes;
   for (size_t i = 0; i < ctx.num_data(); ++i) {
@@ -199,6 +210,7 @@ struct LoopbackRun {
   int devices = 0;
   uint64_t device_memory = 1 << 20;  // per device
   int device_streams = 2;
+  bool device_hints = false;  // device tasks name their device (hinted_device)
 };
 
 std::ostream& operator<<(std::ostream& out, const LoopbackRun& run) {
@@ -288,9 +300,10 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const Loopback
         TaskOptions options;
         options.rank = task.hint;
         const std::vector<char> args = pack(task);
-        const FunctionId function = run.devices > 0 && task.salt % 2 == 1
-                                        ? loopback_device_task_id
-                                        : function_id(loopback_task);
+        const bool on_device = run.devices > 0 && task.salt % 2 == 1;
+        const FunctionId function =
+            on_device ? loopback_device_task_id : function_id(loopback_task);
+        if (on_device && run.device_hints) options.device = hinted_device(task.salt, run.devices);
         planner.submit(function, accesses.data(), accesses.size(), options, args.data(),
                        args.size());
       }
@@ -508,6 +521,27 @@ TEST_P(LoopbackDevices, ASmallDeviceEvictsAndStillMatches) {
   }
   EXPECT_GT(traffic.device_tasks, 100u);
   EXPECT_GT(traffic.device_evictions, 0u);
+}
+
+TEST_P(LoopbackDevices, TasksRunOnTheDeviceTheyAskFor) {
+  const int ranks = GetParam();
+  Traffic traffic;
+  hinted_runs = 0;
+  runs_elsewhere = 0;
+  for (uint64_t graph = 0; graph < 10; ++graph) {
+    const uint64_t seed = mix(static_cast<uint64_t>(ranks) * 32452843 + graph);
+    LoopbackRun run;
+    run.ranks = ranks;
+    run.threads = 1 + static_cast<int>(graph % 2);
+    run.devices = 2 + static_cast<int>(graph % 2);
+    run.device_hints = true;
+    hinted_devices = run.devices;
+    ASSERT_TRUE(matches_sequential(generate(seed, ranks, 60), run, traffic))
+        << "graph " << graph << " (seed " << seed << ")";
+  }
+  hinted_devices = 0;
+  EXPECT_GT(hinted_runs, 50u);
+  EXPECT_EQ(runs_elsewhere, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, LoopbackDevices, ::testing::Values(1, 2, 4));
