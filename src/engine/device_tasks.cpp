@@ -1,5 +1,7 @@
 #include "engine/device_tasks.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <utility>
 
@@ -39,9 +41,8 @@ int DeviceTasks::choose_device(const Task& task) {
   const int devices = backend_->devices();
   if (task.device >= 0) {
     if (task.device >= devices)
-      fail_("task '" + std::string(task.name) + "' (id " + std::to_string(task.id) +
-            ") asks for device " + std::to_string(task.device) + "; this rank has " +
-            std::to_string(devices));
+      fail_(describe(task) + " asks for device " + std::to_string(task.device) +
+            "; this rank has " + std::to_string(devices));
     return task.device;
   }
   // Where most of its input bytes are already (they need not move), then the
@@ -170,35 +171,35 @@ bool DeviceTasks::launch(Task* task) {
   }
   running->task = task;
   running->stream = stream;
-  running->pinned.clear();
-  running->filled.clear();
   const size_t count = task->linked.size();
   running->buffers.resize(count);
 
   // Memory first, copies after: a task that cannot have all it needs takes
-  // nothing and waits. Per access: the replica the task sees (`targets`) and,
-  // for an inout, its input's replica on the device if any (`sources`); the
-  // same version may be read by two accesses of a task.
+  // nothing and waits. Per access: the replica the task sees (`targets`),
+  // whether this task made it (`fresh`), and a replica to fill it from
+  // instead of host memory (`sources`). `filled` lists the replicas made;
+  // `pinned` every replica the task holds. One version may be read by two
+  // accesses of a task: the second finds the first one's replica.
   std::vector<DeviceReplica*>& pinned = running->pinned;
+  std::vector<DeviceReplica*>& filled = running->filled;
   std::vector<DeviceReplica*>& targets = running->targets;
   std::vector<DeviceReplica*>& sources = running->sources;
+  std::vector<uint8_t>& fresh = running->fresh;
+  pinned.clear();
+  filled.clear();
   targets.assign(count, nullptr);
   sources.assign(count, nullptr);
-  std::vector<bool> fresh(count, false);
+  fresh.assign(count, 0);
   bool room = true;
-  for (size_t i = 0; i < count && room; ++i) {
+  for (size_t i = 0; i < count; ++i) {
     const Task::Linked& access = task->linked[i];
     Version* version = access.output ? access.output : access.input;
     DeviceReplica* replica = access.output ? nullptr : replica_on(version, device);
     // A replica another running task is still filling (on its own stream)
-    // cannot be read yet: wait for that task. (One this task made for an
-    // earlier access is filled on this task's stream before it runs.)
-    const auto made_here = [&](const DeviceReplica* r) {
-      for (size_t j = 0; j < i; ++j)
-        if (fresh[j] && targets[j] == r) return true;
-      return false;
-    };
-    if (replica && replica->filling && !made_here(replica)) {
+    // cannot be read yet: wait for that task. (One this task made is filled
+    // on this task's stream before it runs.)
+    if (replica && replica->filling &&
+        std::find(filled.begin(), filled.end(), replica) == filled.end()) {
       room = false;
       break;
     }
@@ -211,13 +212,13 @@ bool DeviceTasks::launch(Task* task) {
         room = false;
         break;
       }
-      fresh[i] = true;
+      fresh[i] = 1;
+      filled.push_back(replica);
     }
     pinned.push_back(replica);
     targets[i] = replica;
-    // Where a fresh replica's bytes come from when not from host memory: the
-    // input's replica on this device (an inout), else on another device of
-    // the rank (a peer copy). It stays pinned while the task runs.
+    // The input's replica on this device (an inout), else on another device
+    // of the rank (a peer copy). It stays pinned while the task runs.
     if (fresh[i] && access.input) {
       if (DeviceReplica* source = copy_source(access.input, device)) {
         pin(source);
@@ -230,8 +231,7 @@ bool DeviceTasks::launch(Task* task) {
     // Give back what this attempt took. A task waiting while nothing else on
     // its device runs would wait for ever: that is a device too small.
     for (DeviceReplica* replica : pinned) unpin(replica);
-    for (size_t i = 0; i < count; ++i)
-      if (fresh[i]) drop(targets[i]);
+    for (DeviceReplica* replica : filled) drop(replica);
     streams_.give_back(stream);
     spare_.push_back(std::move(running));
     if (streams_.active(device) == 0) {
@@ -250,15 +250,13 @@ bool DeviceTasks::launch(Task* task) {
     return false;
   }
 
-  // Inputs that were not on the device come from host memory; an inout's
-  // output starts as its input (from the input's replica when there is one,
-  // else from the host buffer make_ready filled with it).
+  // Fill the fresh replicas: from a device source, else from host memory (an
+  // inout's output from the host buffer make_ready filled with its input).
   for (size_t i = 0; i < count; ++i) {
     const Task::Linked& access = task->linked[i];
     DeviceReplica* replica = targets[i];
     running->buffers[i] = {replica->pointer, replica->bytes};
     if (!fresh[i]) continue;
-    running->filled.push_back(replica);
     if (DeviceReplica* source = sources[i]) {
       enqueue_copy(stream, replica->pointer, source->pointer, replica->bytes,
                    device::CopyKind::device_to_device);
@@ -267,7 +265,6 @@ bool DeviceTasks::launch(Task* task) {
       enqueue_copy(stream, replica->pointer, access.input->data, replica->bytes,
                    device::CopyKind::host_to_device);
     } else if (access.input) {
-      // An inout's output starts as its input: make_ready put it in the host buffer.
       enqueue_copy(stream, replica->pointer, task->buffers[i].data, replica->bytes,
                    device::CopyKind::host_to_device);
     }
@@ -296,9 +293,8 @@ void DeviceTasks::call_device_function(Running& running) {
   try {
     task->function->device_function(context);
   } catch (const std::exception& error) {
-    fail_("task '" + std::string(task->name) + "' (id " + std::to_string(task->id) +
-          ") failed launching on device " + std::to_string(running.stream->device) + ": " +
-          error.what());
+    fail_(describe(*task) + " failed launching on device " +
+          std::to_string(running.stream->device) + ": " + error.what());
   }
 }
 
@@ -310,8 +306,7 @@ bool DeviceTasks::poll(std::vector<Task*>& finished) {
     try {
       done = backend_->event_done(running.event);
     } catch (const std::exception& error) {
-      fail_("task '" + std::string(running.task->name) + "' (id " +
-            std::to_string(running.task->id) + ") failed on device " +
+      fail_(describe(*running.task) + " failed on device " +
             std::to_string(running.stream->device) + ": " + error.what());
     }
     if (!done) {

@@ -82,10 +82,11 @@ class DeviceTasks final : public ReplicaOwner {
     device::Event* event = nullptr;
     uint64_t started_ns = 0;
     std::vector<DeviceReplica*> pinned;
-    std::vector<DeviceReplica*> filled;   // made by this task: valid once it is done
-    std::vector<DeviceReplica*> targets;  // per access, the replica it sees
-    std::vector<DeviceReplica*>
-        sources;  // per access, a replica to copy its input from (or nullptr)
+    std::vector<DeviceReplica*> filled;  // made by this task: valid once it is done
+    // Per access, reused between launches (see launch()).
+    std::vector<DeviceReplica*> targets;
+    std::vector<DeviceReplica*> sources;
+    std::vector<uint8_t> fresh;
     std::vector<detail::TaskContextAccess::Buffer> buffers;  // device pointers
     device::TaskBinding binding;
   };

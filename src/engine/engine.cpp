@@ -186,13 +186,19 @@ void Engine::make_ready(Task* task) {
     }
   }
   tasks_.started();
-  if (task->device >= 0 && !devices_)
-    fail("task '" + std::string(task->name) + "' (id " + std::to_string(task->id) +
-         ") asks for device " + std::to_string(task->device) +
-         ", and this rank has no device (TASKGRID_DEVICE)");
-  if (devices_ && DeviceTasks::takes(*task)) {
-    devices_->start(task);
-  } else if (workers_) {
+  if (devices_) {
+    if (DeviceTasks::takes(*task)) {
+      devices_->start(task);
+      return;
+    }
+  } else if (task->device >= 0 || !task->function->function) {
+    // Without devices: a task that needs one ends the job here, where it is routed.
+    fail(describe(*task) +
+         (task->device >= 0 ? " asks for device " + std::to_string(task->device) + ", and"
+                            : " has only a device implementation, and") +
+         " this rank has no device (TASKGRID_DEVICE)");
+  }
+  if (workers_) {
     workers_->push(task);
   } else {
     tasks_.push_ready(task);
@@ -215,18 +221,13 @@ void Engine::execute(Task* task) {
                                                          : exec::binding_without_channel());
   // Crash messages, the task deadline and the API's refusals see it.
   const exec::RunningTaskMark running(task->id, task->name, start);
-  if (!task->function->function)
-    fail("task '" + std::string(task->name) + "' (id " + std::to_string(task->id) +
-         ") has only a device implementation, and this rank has no device (TASKGRID_DEVICE)");
   try {
     task->function->function(context);
     exec::run_task_epilogue();
   } catch (const std::exception& error) {
-    fail_job(rank(), std::string("task '") + task->name + "' (id " + std::to_string(task->id) +
-                         ") failed: " + error.what());
+    fail_job(rank(), describe(*task) + " failed: " + error.what());
   } catch (...) {
-    fail_job(rank(), std::string("task '") + task->name + "' (id " + std::to_string(task->id) +
-                         ") failed with an unknown exception");
+    fail_job(rank(), describe(*task) + " failed with an unknown exception");
   }
   if (!timed) {
     task->duration_ns = 0;

@@ -40,4 +40,8 @@ bool fill_task(Task& task, const wire::Task& header, const void* args, const cha
   return true;
 }
 
+std::string describe(const Task& task) {
+  return "task '" + std::string(task.name) + "' (id " + std::to_string(task.id) + ")";
+}
+
 }  // namespace taskgrid::runtime

@@ -54,6 +54,9 @@ struct Task {
   bool in_place = false;  // built by InPlaceTasks, which takes it back
 };
 
+// "task 'name' (id N)": how error messages name a task.
+std::string describe(const Task& task);
+
 // The function of the last task filled, remembered: registered functions
 // are never removed, and consecutive tasks mostly run the same one.
 class FunctionCache {

@@ -130,12 +130,15 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
   for (int r = 0; r < size; ++r)
     std::memcpy(static_cast<void*>(&ranks[static_cast<size_t>(r)]),
                 all[static_cast<size_t>(r)].data(), sizeof(runtime::EngineStats));
+  // One line per rank for each group of counters.
+  const auto for_each_rank = [&](const auto& print) {
+    for (int r = 0; r < size; ++r) print(r, ranks[static_cast<size_t>(r)]);
+  };
   std::fprintf(
       stderr,
       "taskgrid stats: rank  tasks  task_ms  data_sent(msgs/bytes)  "
       "data_received(msgs/bytes)  control_sent(msgs/bytes)  control_received  reclaimed\n");
-  for (int r = 0; r < size; ++r) {
-    const runtime::EngineStats& s = ranks[static_cast<size_t>(r)];
+  for_each_rank([&](int r, const runtime::EngineStats& s) {
     std::fprintf(
         stderr,
         "taskgrid stats: %4d %6llu %8.3f %8llu/%-12llu %8llu/%-12llu %8llu/%-12llu %8llu %9llu\n",
@@ -148,9 +151,8 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
         static_cast<unsigned long long>(s.control_bytes_sent),
         static_cast<unsigned long long>(s.control_messages_received),
         static_cast<unsigned long long>(s.versions_reclaimed));
-  }
-  for (int r = 0; r < size; ++r) {
-    const runtime::EngineStats& s = ranks[static_cast<size_t>(r)];
+  });
+  for_each_rank([&](int r, const runtime::EngineStats& s) {
     std::fprintf(stderr,
                  "taskgrid bcast stats: rank %d rooted %llu routes_received %llu chunks_sent %llu "
                  "chunks_received %llu mpi_bcasts %llu\n",
@@ -159,10 +161,9 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
                  static_cast<unsigned long long>(s.broadcast_chunks_sent),
                  static_cast<unsigned long long>(s.broadcast_chunks_received),
                  static_cast<unsigned long long>(s.mpi_broadcasts));
-  }
-  for (int r = 0; r < size; ++r) {
-    const runtime::EngineStats& s = ranks[static_cast<size_t>(r)];
-    if (s.device_tasks == 0) continue;
+  });
+  for_each_rank([&](int r, const runtime::EngineStats& s) {
+    if (s.device_tasks == 0) return;
     std::fprintf(stderr,
                  "taskgrid device stats: rank %d tasks %llu bytes_in %llu bytes_out %llu "
                  "bytes_within %llu (peer %llu) replica_hits %llu evictions %llu\n",
@@ -173,9 +174,8 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
                  static_cast<unsigned long long>(s.device_peer_bytes),
                  static_cast<unsigned long long>(s.device_replica_hits),
                  static_cast<unsigned long long>(s.device_evictions));
-  }
-  for (int r = 0; r < size; ++r) {
-    const runtime::EngineStats& s = ranks[static_cast<size_t>(r)];
+  });
+  for_each_rank([&](int r, const runtime::EngineStats& s) {
     std::fprintf(stderr,
                  "taskgrid memory stats: rank %d versions_live %llu version_bytes_held %llu "
                  "version_bytes_peak %llu pool_idle_bytes %llu\n",
@@ -183,7 +183,7 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
                  static_cast<unsigned long long>(s.version_bytes_held),
                  static_cast<unsigned long long>(s.version_bytes_peak),
                  static_cast<unsigned long long>(s.pool_idle_bytes));
-  }
+  });
 }
 
 // Common end of every rank: statistics, trace, MPI. Returns the job's exit

@@ -126,19 +126,17 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   std::unique_lock lock(mutex_);
   if (stopped_) throw Error("taskgrid::submit after finish()");
   // Registered functions are never removed: the last one found stays valid.
-  if (function.value != last_function_) {
-    if (!detail::find_function(function))
+  if (!last_function_ || function.value != last_function_id_) {
+    last_function_ = detail::find_function(function);
+    if (!last_function_)
       throw Error("taskgrid::submit: function id " + std::to_string(function.value) +
                   " is not registered");
-    last_function_ = function.value;
+    last_function_id_ = function.value;
   }
-  if (options.device >= 0) {
-    const detail::RegisteredFunction* registered = detail::find_function(function);
-    if (!registered->device_function)
-      throw Error(std::string("taskgrid::submit: device hint ") + std::to_string(options.device) +
-                  " for '" + registered->name +
-                  "', which has no device implementation (register_device_function)");
-  }
+  if (options.device >= 0 && !last_function_->device_function)
+    throw Error(std::string("taskgrid::submit: device hint ") + std::to_string(options.device) +
+                " for '" + last_function_->name +
+                "', which has no device implementation (register_device_function)");
   if (window_full()) wait_for_window(lock);
   const std::vector<graph::ResolvedAccess>& resolved = analysis_.resolve(accesses, count);
   if (config_.divergence)

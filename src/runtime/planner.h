@@ -39,6 +39,7 @@
 #include "plan/tags.h"
 #include "runtime/command_sink.h"
 #include "runtime/divergence_check.h"
+#include "runtime/function_registry.h"
 
 namespace taskgrid::runtime {
 
@@ -139,8 +140,10 @@ class Planner final : public EngineListener {
   std::unordered_set<uint64_t> fetches_pending_;
   uint64_t submissions_ = 0;
   uint64_t next_task_id_ = 1;
-  uint64_t last_function_ = ~uint64_t{0};  // submitted last, known to be registered (~0: none)
-  int waiters_ = 0;                        // program threads blocked in wait_until
+  // The function submitted last (registered functions are never removed).
+  const detail::RegisteredFunction* last_function_ = nullptr;
+  uint32_t last_function_id_ = 0;
+  int waiters_ = 0;  // program threads blocked in wait_until
   // The program waits in wait_for_window, on its own condition: the waits of
   // wait_until wake on every drained handle, which would wake it for nothing.
   bool window_waiting_ = false;
