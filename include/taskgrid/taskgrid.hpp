@@ -177,10 +177,15 @@ struct TaskOptions {
   // Among the tasks ready on the same rank at the same time, higher runs
   // first (FIFO among equals). No effect on dependencies or placement.
   int priority = 0;
-  // Device hint: run on this device of the task's rank (-1: the runtime
-  // chooses). Only for functions with a device implementation; a rank without
-  // that device ends the job naming the task.
-  int device = -1;
+  // Device hint: run on this device of the task's rank; any_device (the
+  // runtime chooses: in cluster mode heft weighs each rank's CPUs and devices
+  // by measured durations, elsewhere a device wherever the rank has one), or
+  // on_cpu (the CPU implementation, even where devices are). A device index
+  // needs a device implementation, on_cpu a CPU one; a rank without the
+  // device ends the job naming the task.
+  static constexpr int any_device = -1;
+  static constexpr int on_cpu = -2;
+  int device = any_device;
 };
 
 // ------------------------------------------------------------- lifecycle --

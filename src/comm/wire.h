@@ -61,7 +61,9 @@ struct Task {
   // in flight. Dense per planner (task ids are not in spmd mode, where a
   // rank's own tasks are a sparse subset of all tasks).
   uint64_t completion_key;
-  int32_t device = -1;  // TaskOptions::device: a device of the task's rank (-1: any)
+  // A device of the task's rank, TaskOptions::any_device or on_cpu: the
+  // hint, or where heft placed it.
+  int32_t device = -1;
   uint32_t reserved = 0;
 };
 

@@ -93,13 +93,18 @@ struct VersionInfo {
   int producer = 0;
   RankList holders;     // ranks with a replica, present or in transit
   double ready_at = 0;  // scheduler's estimate (seconds, planner clock)
+  // The device of the producer's rank that made it, where the placement
+  // chose one (-1: a CPU, or the producer's engine chose): it has a replica
+  // there as well as in host memory.
+  int device = -1;
   // A new version, held by its producer only.
-  void reset(size_t new_bytes, int new_producer, double new_ready_at) {
+  void reset(size_t new_bytes, int new_producer, double new_ready_at, int new_device = -1) {
     bytes = new_bytes;
     producer = new_producer;
     holders.clear();
     holders.push_back(new_producer);
     ready_at = new_ready_at;
+    device = new_device;
   }
   bool holds(int rank) const {
     for (int r : holders)

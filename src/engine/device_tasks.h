@@ -61,7 +61,9 @@ class DeviceTasks final : public ReplicaOwner {
   DeviceTasks& operator=(const DeviceTasks&) = delete;
 
   // Whether `task` runs here: it has a device implementation.
-  static bool takes(const Task& task) { return task.function->device_function != nullptr; }
+  static bool takes(const Task& task) {
+    return task.function->device_function != nullptr && task.device != TaskOptions::on_cpu;
+  }
   // `task` is ready, its host buffers prepared (Engine::make_ready).
   void start(Task* task);
   // Moves the tasks whose device work is done into `finished`, then starts

@@ -48,7 +48,7 @@ struct Task {
   const char* name = nullptr;  // interned: the option's name or the function's
   int channel = -1;
   int priority = 0;                           // TaskOptions::priority (exec::ReadyQueue)
-  int device = -1;                            // TaskOptions::device (-1: any)
+  int device = -1;                            // wire::Task::device (-1: any device, -2: on a CPU)
   exec::ChannelTask* channel_task = nullptr;  // task-aware communication state
   uint64_t duration_ns = 0;
   bool in_place = false;  // built by InPlaceTasks, which takes it back

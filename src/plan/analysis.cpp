@@ -12,7 +12,8 @@ Analysis::Analysis(const AnalysisConfig& config)
       costs_(config.latency_seconds, config.bandwidth_bytes_per_second),
       start_ns_(trace::now_ns()) {
   if (!config.spmd) {
-    policy_ = sched::make_policy(config.scheduler, config.ranks, config.threads_per_rank, costs_);
+    policy_ = sched::make_policy(config.scheduler, config.ranks, config.threads_per_rank, costs_,
+                                 config.devices);
     uses_clock_ = std::string(policy_->name()) == "heft";
   }
 }
@@ -54,18 +55,27 @@ void Analysis::not_published(uint64_t version, const graph::HandleState& state) 
                          std::to_string(state.published) + ")");
 }
 
-int Analysis::place(uint32_t function, const TaskOptions& options, uint64_t task_id) {
+int Analysis::place(uint32_t function, const TaskOptions& options, uint64_t task_id, bool has_cpu,
+                    bool has_device) {
+  placed_device_ = options.device;
   if (policy_) {
     // The policy sees where each input version lives (and is told about
     // hinted tasks too: they load their rank).
     placed_inputs_.clear();
     for (const data::VersionInfo* info : inputs_)
       if (info) placed_inputs_.push_back({info});
-    const sched::PlacementRequest request{function, options.cost, placed_inputs_.data(),
-                                          placed_inputs_.size(), now()};
-    if (options.rank < 0) return policy_->place_and_book(request);
-    policy_->placed(request, options.rank);
-    return options.rank;
+    sched::PlacementRequest request{function, options.cost, placed_inputs_.data(),
+                                    placed_inputs_.size(), now()};
+    request.has_cpu = has_cpu;
+    request.has_device = has_device;
+    request.device_hint = options.device;
+    int rank = options.rank;
+    if (rank < 0)
+      rank = policy_->place_and_book(request);
+    else
+      policy_->placed(request, rank);
+    placed_device_ = policy_->chosen_device(options.device);
+    return rank;
   }
   if (options.rank >= 0) return options.rank;
   // spmd: owner computes. Deterministic on every rank by construction.

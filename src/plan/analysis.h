@@ -33,6 +33,7 @@ struct AnalysisConfig {
   std::string scheduler = "heft";  // cluster mode only
   double latency_seconds = 5e-6;
   double bandwidth_bytes_per_second = 5e9;
+  sched::DeviceSlots devices;  // cluster mode: heft places tasks on them too
 };
 
 class Analysis {
@@ -61,8 +62,12 @@ class Analysis {
   // Access i's input version (nullptr when access i does not read).
   data::VersionInfo* input(size_t i) const { return inputs_[i]; }
   // Places the task resolved last: the rank hint, else the policy (cluster)
-  // or its owner (spmd). `task_id` places a task without data.
-  int place(uint32_t function, const TaskOptions& options, uint64_t task_id);
+  // or its owner (spmd). `task_id` places a task without data. `has_cpu`
+  // and `has_device`: the function's implementations. placed_device() is
+  // then the task's wire::Task::device.
+  int place(uint32_t function, const TaskOptions& options, uint64_t task_id, bool has_cpu = true,
+            bool has_device = false);
+  int placed_device() const { return placed_device_; }
   // The task resolved last runs on this planner's engines: counts it on its handles.
   void count_in_flight() { graph::DependencyTracker::count_in_flight(resolved_); }
   // The versions the task resolved last creates exist from now on, on
@@ -76,15 +81,16 @@ class Analysis {
       if (!r.out_version) continue;
       graph::HandleState& state = *r.state;
       retire(r.superseded, entry_of(r.superseded, state));
-      state.where.reset(r.bytes, rank, ready_at);
+      state.where.reset(r.bytes, rank, ready_at, placed_device_ >= 0 ? placed_device_ : -1);
       state.published = r.out_version;
     }
   }
 
-  // A task placed on `rank` finished after `seconds`.
-  void task_completed(uint32_t function, double seconds, int rank) {
+  // A task placed on `rank` finished after `seconds`, on a device or a CPU.
+  void task_completed(uint32_t function, double seconds, int rank, bool on_device = false) {
     if (!policy_) return;  // only the policy reads durations
-    costs_.record_duration(function, seconds);
+    costs_.record_duration(function, seconds,
+                           on_device ? sched::Executor::device : sched::Executor::cpu);
     policy_->completed(rank);
   }
 
@@ -114,6 +120,7 @@ class Analysis {
   std::vector<graph::ResolvedAccess> resolved_;
   std::vector<data::VersionInfo*> inputs_;
   std::vector<sched::PlacedInput> placed_inputs_;
+  int placed_device_ = TaskOptions::any_device;
 };
 
 }  // namespace taskgrid::plan

@@ -7,7 +7,7 @@ InFlightTasks::~InFlightTasks() {
 }
 
 void InFlightTasks::add(uint64_t key, uint32_t function, int rank, bool communicates,
-                        const graph::ResolvedAccess* accesses, size_t count) {
+                        const graph::ResolvedAccess* accesses, size_t count, bool on_device) {
   graph::HandleState** spill = nullptr;
   if (count > kInline)
     spill = static_cast<graph::HandleState**>(
@@ -18,6 +18,7 @@ void InFlightTasks::add(uint64_t key, uint32_t function, int rank, bool communic
   record.rank = rank;
   record.count = static_cast<uint32_t>(count);
   record.communicates = communicates;
+  record.on_device = on_device;
   record.spill = spill;
   graph::HandleState** handles = spill ? spill : record.inline_handles;
   uint64_t output_bytes = 0;

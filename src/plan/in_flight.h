@@ -28,6 +28,7 @@ class InFlightTasks {
     uint32_t function;
     int rank;
     bool communicates;
+    bool on_device;  // it ran on a device (the cost model keeps those durations apart)
   };
 
   InFlightTasks() = default;
@@ -36,14 +37,14 @@ class InFlightTasks {
   InFlightTasks& operator=(const InFlightTasks&) = delete;
 
   void add(uint64_t key, uint32_t function, int rank, bool communicates,
-           const graph::ResolvedAccess* accesses, size_t count);
+           const graph::ResolvedAccess* accesses, size_t count, bool on_device = false);
   // Forgets a completed task: calls on_handle(graph::HandleState*) for each
   // of its accesses and returns true, or false for a key not in flight.
   template <typename OnHandle>
   bool complete(uint64_t key, Done& done, OnHandle&& on_handle) {
     Record* record = records_.find(key);
     if (!record) return false;
-    done = Done{record->function, record->rank, record->communicates};
+    done = Done{record->function, record->rank, record->communicates, record->on_device};
     graph::HandleState* const* handles = record->handles();
     for (uint32_t i = 0; i < record->count; ++i) on_handle(handles[i]);
     output_bytes_ -= record->output_bytes;
@@ -73,6 +74,7 @@ class InFlightTasks {
     int32_t rank = 0;
     uint32_t count = 0;
     bool communicates = false;
+    bool on_device = false;
     uint64_t output_bytes = 0;
     graph::HandleState** spill = nullptr;  // count > kInline: every state, from pool_
     graph::HandleState* inline_handles[kInline] = {};

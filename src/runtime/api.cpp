@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -246,6 +247,30 @@ void check_settings_agree(comm::Collectives& collectives, const runtime::Runtime
   if (!message.empty()) throw Error("taskgrid::start: " + message);
 }
 
+// Cluster mode: the head's heft places tasks on every rank's devices, so it
+// learns how many each rank has (ranks may differ: nodes with other GPUs).
+// Collective. The head's stream cap (TASKGRID_DEVICE_STREAMS) stands for every rank's.
+sched::DeviceSlots gather_devices(comm::Collectives& collectives, int devices, int streams) {
+  sched::DeviceSlots slots;
+  slots.streams_per_device = streams;
+  if (collectives.size() == 1) {
+    if (devices > 0) slots.devices_per_rank.push_back(devices);
+    return slots;
+  }
+  const int32_t mine = devices;
+  const std::vector<std::vector<char>> all = collectives.gather(0, &mine, sizeof mine);
+  if (collectives.rank() != 0) return slots;
+  bool any = false;
+  for (const std::vector<char>& bytes : all) {
+    int32_t count = 0;
+    if (bytes.size() == sizeof count) std::memcpy(&count, bytes.data(), sizeof count);
+    slots.devices_per_rank.push_back(count);
+    any |= count > 0;
+  }
+  if (!any) slots.devices_per_rank.clear();
+  return slots;
+}
+
 std::unique_ptr<runtime::Watchdog> make_watchdog(comm::MpiBackend& backend,
                                                  const runtime::RuntimeOptions& options) {
   comm::Transport& transport = backend.transport();
@@ -366,18 +391,22 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   rt->engine->set_program_drives(rt->options.progress == "program");
   // Devices only for programs that have device tasks: loading CUDA costs
   // start-up time that a CPU-only program should not pay.
+  int devices = 0;
   if (detail::any_device_function()) {
     device::BackendSettings settings;
     settings.kind = device::parse_backend_kind(rt->options.device);
     settings.emulated_devices = rt->options.emulated_devices;
     settings.memory_limit = rt->options.device_memory;
     try {
-      if (auto backend = device::open_backend(settings))
+      if (auto backend = device::open_backend(settings)) {
+        devices = backend->devices();
         rt->engine->set_devices(std::move(backend), rt->options.device_streams);
+      }
     } catch (const Error& error) {
       runtime::fail_job(rank, error.what());
     }
   }
+  if (!spmd) config.devices = gather_devices(collectives, devices, rt->options.device_streams);
   if (spmd && rt->options.divergence_interval > 0) {
     rt->divergence =
         std::make_unique<runtime::DivergenceCheck>(collectives, rt->options.divergence_interval);

@@ -24,7 +24,8 @@ plan::AnalysisConfig analysis_config(const PlannerConfig& config) {
           .threads_per_rank = config.threads_per_rank,
           .scheduler = config.scheduler,
           .latency_seconds = config.latency_seconds,
-          .bandwidth_bytes_per_second = config.bandwidth_bytes_per_second};
+          .bandwidth_bytes_per_second = config.bandwidth_bytes_per_second,
+          .devices = config.devices};
 }
 
 plan::BroadcastConfig broadcast_config(const PlannerConfig& config) {
@@ -116,9 +117,9 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   if (options.channel < -1 || options.channel >= config_.channels)
     throw Error("taskgrid::submit: channel " + std::to_string(options.channel) +
                 " does not exist (TASKGRID_CHANNELS=" + std::to_string(config_.channels) + ")");
-  if (options.device < -1)
+  if (options.device < TaskOptions::on_cpu)
     throw Error("taskgrid::submit: device hint " + std::to_string(options.device) +
-                " is not a device (-1: any)");
+                " is not a device (-1: any, -2: on a CPU)");
   if (args_bytes > kMaxArgsBytes)
     throw Error("taskgrid::submit: " + std::to_string(args_bytes) +
                 " bytes of by-value arguments; the limit is " + std::to_string(kMaxArgsBytes) +
@@ -133,17 +134,23 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
                   " is not registered");
     last_function_id_ = function.value;
   }
-  if (options.device >= 0 && !last_function_->device_function)
+  const bool has_cpu = last_function_->function != nullptr;
+  const bool has_device = last_function_->device_function != nullptr;
+  if (options.device >= 0 && !has_device)
     throw Error(std::string("taskgrid::submit: device hint ") + std::to_string(options.device) +
                 " for '" + last_function_->name +
                 "', which has no device implementation (register_device_function)");
+  if (options.device == TaskOptions::on_cpu && !has_cpu)
+    throw Error(std::string("taskgrid::submit: device hint on_cpu for '") + last_function_->name +
+                "', which has no CPU implementation");
   if (window_full()) wait_for_window(lock);
   const std::vector<graph::ResolvedAccess>& resolved = analysis_.resolve(accesses, count);
   if (config_.divergence)
     config_.divergence->record_task(function.value, accesses, count, options.rank, args,
                                     args_bytes);
   const uint64_t task_id = next_task_id_++;
-  const int rank = analysis_.place(function.value, options, task_id);
+  const int rank = analysis_.place(function.value, options, task_id, has_cpu, has_device);
+  const int device = analysis_.placed_device();
   const bool local = batches_.emits_for(rank);
 
   // This rank's task command goes into its batch first; its accesses are
@@ -159,7 +166,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     // spmd mode they are one in `ranks` of the task ids, and a table by task
     // id would be that sparse (see wire::Task::completion_key).
     const uint64_t key = in_flight_.submitted() + 1;
-    in_flight_.add(key, function.value, rank, options.channel >= 0, resolved.data(), count);
+    in_flight_.add(key, function.value, rank, options.channel >= 0, resolved.data(), count,
+                   has_device && runs_on_device(device, rank));
     analysis_.count_in_flight();
     wire::Task task{task_id,
                     function.value,
@@ -169,7 +177,7 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
                     0,
                     options.priority,
                     key,
-                    options.device};
+                    device};
     if (local_builder_ && rank == config_.rank) {
       in_place = local_builder_->open(task, args, options.name);
     } else {
@@ -383,7 +391,7 @@ void Planner::on_completed(const wire::Completed* records, size_t count) {
           }))
         continue;
       analysis_.task_completed(done.function, static_cast<double>(records[i].duration_ns) * 1e-9,
-                               done.rank);
+                               done.rank, done.on_device);
     }
     // Wake a waiting program only when what it waits for may have happened
     // (all tasks done, or some handle's tasks done): waking it per completion

@@ -56,6 +56,9 @@ struct PlannerConfig {
   size_t batch_bytes = 16 << 10;   // flush a rank's batch at this size
   double latency_seconds = 5e-6;
   double bandwidth_bytes_per_second = 5e9;
+  // Cluster mode: each rank's device count and stream cap (heft places
+  // tasks on devices too). Empty: no rank has devices.
+  sched::DeviceSlots devices;
   DivergenceCheck* divergence = nullptr;  // spmd only
   // Broadcast detection (see Planner::submit) and delivery.
   coll::Strategy broadcast = coll::Strategy::none;
@@ -124,6 +127,15 @@ class Planner final : public EngineListener {
   void wait_for_window(std::unique_lock<comm::FutexLock>& lock);
   bool window_full() const;
   bool window_half_empty() const;
+  // Whether a task with a device implementation, sent to `rank` with
+  // wire::Task::device `device`, runs on a device there (any_device: the
+  // engine's choice, a device wherever the rank has one).
+  bool runs_on_device(int device, int rank) const {
+    if (device >= 0) return true;
+    const std::vector<int>& per_rank = config_.devices.devices_per_rank;
+    return device == TaskOptions::any_device && static_cast<size_t>(rank) < per_rank.size() &&
+           per_rank[static_cast<size_t>(rank)] > 0;
+  }
 
   CommandSink& sink_;
   PlannerConfig config_;

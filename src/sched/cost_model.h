@@ -1,6 +1,8 @@
 // What the planner knows about time: measured task durations per function
-// (moving average of completions) and the network's latency and bandwidth
-// (calibrated by a ping-pong at start-up).
+// and per kind of executor (CPU thread or device: the same function takes
+// different times on each; moving average of completions), the network's
+// latency and bandwidth (calibrated by a ping-pong at start-up), and an
+// assumed host<->device link (not measured: see device_transfer_seconds).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +10,8 @@
 #include <unordered_map>
 
 namespace taskgrid::sched {
+
+enum class Executor : uint8_t { cpu = 0, device = 1 };
 
 class CostModel {
  public:
@@ -17,26 +21,41 @@ class CostModel {
   CostModel(const CostModel&) = delete;
   CostModel& operator=(const CostModel&) = delete;
 
-  // Estimated run time of a task of `function` (cost hint wins when > 0).
-  double task_seconds(uint32_t function, double cost_hint) const;
-  void record_duration(uint32_t function, double seconds);
+  // Estimated run time of a task of `function` on `executor` (cost hint wins when > 0).
+  double task_seconds(uint32_t function, double cost_hint, Executor executor = Executor::cpu) const;
+  void record_duration(uint32_t function, double seconds, Executor executor = Executor::cpu);
+  // Whether a duration of `function` on `executor` was recorded.
+  bool measured(uint32_t function, Executor executor) const {
+    return mean_seconds_.count(key(function, executor)) != 0;
+  }
   double transfer_seconds(size_t bytes) const {
     return latency_ + static_cast<double>(bytes) / bandwidth_;
+  }
+  // A copy between a rank's host memory and one of its devices, or between
+  // two of its devices. Assumed, not measured: a PCIe-class link. Placement
+  // only needs it to prefer the device that already holds a task's inputs.
+  static double device_transfer_seconds(size_t bytes) {
+    return kDeviceLatencySeconds + static_cast<double>(bytes) / kDeviceBandwidth;
   }
   double latency() const { return latency_; }
   double bandwidth() const { return bandwidth_; }
 
   // Used for functions never seen complete: small but not zero, so that
-  // unknown tasks still spread over the ranks.
+  // unknown tasks still spread over the ranks (and try each executor).
   static constexpr double kUnknownTaskSeconds = 10e-6;
+  static constexpr double kDeviceLatencySeconds = 10e-6;
+  static constexpr double kDeviceBandwidth = 16e9;
 
  private:
+  static uint64_t key(uint32_t function, Executor executor) {
+    return uint64_t{function} << 1 | static_cast<uint64_t>(executor);
+  }
   double latency_;
   double bandwidth_;
-  std::unordered_map<uint32_t, double> mean_seconds_;
+  std::unordered_map<uint64_t, double> mean_seconds_;  // by key()
   // The mean record_duration() updated last: consecutive tasks mostly run
   // the same function (a map's nodes never move, and none is erased).
-  uint32_t last_function_ = 0;
+  uint64_t last_key_ = 0;
   double* last_mean_ = nullptr;
 };
 

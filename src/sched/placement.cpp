@@ -1,6 +1,7 @@
 #include "sched/placement.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "taskgrid/taskgrid.hpp"
 
@@ -54,80 +55,148 @@ class Locality final : public PlacementPolicy {
 };
 
 // Heterogeneous Earliest Finish Time, applied as tasks arrive (a window of
-// one): each rank has `threads` worker slots with an estimated free time.
+// one). Each rank's executors are its `threads` CPU slots and, per device,
+// `streams_per_device` device slots, each with an estimated free time. A
+// task is estimated on every executor its implementations and hints allow,
+// with the duration measured for that kind of executor.
 class Heft final : public PlacementPolicy {
  public:
-  Heft(int ranks, int threads, const CostModel& costs)
-      : slots_(static_cast<size_t>(ranks), std::vector<double>(static_cast<size_t>(threads), 0.0)),
-        costs_(costs) {}
+  Heft(int ranks, int threads, const CostModel& costs, const DeviceSlots& devices)
+      : ranks_(static_cast<size_t>(ranks)), costs_(costs) {
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      ranks_[r].cpu.assign(static_cast<size_t>(threads), 0.0);
+      const int count = r < devices.devices_per_rank.size() ? devices.devices_per_rank[r] : 0;
+      ranks_[r].devices.assign(
+          static_cast<size_t>(std::max(0, count)),
+          std::vector<double>(static_cast<size_t>(std::max(1, devices.streams_per_device)), 0.0));
+      any_devices_ |= count > 0;
+    }
+  }
   const char* name() const override { return "heft"; }
 
-  int place(const PlacementRequest& request) override { return best(request).rank; }
+  int place(const PlacementRequest& request) override { return best(request, -1).rank; }
 
   void placed(const PlacementRequest& request, int rank) override {
-    // Hinted tasks bypass place(): book them on the chosen rank too.
-    book(estimate(request, static_cast<size_t>(rank), duration_of(request)));
+    // Hinted tasks bypass place(): book them on the chosen rank's best executor.
+    book(request, best(request, rank));
   }
 
   int place_and_book(const PlacementRequest& request) override {
-    // The slot and finish place() found are what placed() would compute
-    // again for the same rank: book them without a second pass.
-    const Choice choice = best(request);
-    book(choice);
+    const Choice choice = best(request, -1);
+    book(request, choice);
     return choice.rank;
   }
 
   double estimated_finish() const override { return last_finish_; }
+  int chosen_device(int) const override { return last_device_; }
 
  private:
+  static constexpr int kCpu = TaskOptions::on_cpu;
+  static constexpr uint32_t kCalibrationTasks = 4;
+  struct Rank {
+    std::vector<double> cpu;                   // per thread
+    std::vector<std::vector<double>> devices;  // per device, per stream
+  };
   struct Choice {
     int rank;
-    double* slot;   // its earliest free thread
+    int device;     // kCpu, or a device of the rank
+    double* slot;   // its executor that is free first
     double finish;  // the task's estimated finish there
   };
-  double duration_of(const PlacementRequest& request) const {
-    return costs_.task_seconds(request.function, request.cost_hint);
-  }
-  // The task on rank r: when its inputs can be there, and its earliest free thread.
-  Choice estimate(const PlacementRequest& request, size_t r, double duration) {
+
+  // The task on rank r's `device` (kCpu: its CPU threads): when its inputs
+  // can be there, and that executor's earliest free slot.
+  Choice estimate(const PlacementRequest& request, size_t r, int device, double duration) {
     double data_ready = request.now;
     for (size_t i = 0; i < request.num_inputs; ++i) {
       const data::VersionInfo& v = *request.inputs[i].version;
       double arrival = v.ready_at;
       if (!v.holds(static_cast<int>(r))) arrival += costs_.transfer_seconds(v.bytes);
+      if (device != kCpu && !(v.producer == static_cast<int>(r) && v.device == device))
+        arrival += CostModel::device_transfer_seconds(v.bytes);
       data_ready = std::max(data_ready, arrival);
     }
-    double* slot = &*std::min_element(slots_[r].begin(), slots_[r].end());
-    return {static_cast<int>(r), slot, std::max({data_ready, *slot, request.now}) + duration};
-  }
-  // The rank where the task would finish first (the lowest on ties).
-  Choice best(const PlacementRequest& request) {
-    const double duration = duration_of(request);
-    Choice choice = estimate(request, 0, duration);
-    for (size_t r = 1; r < slots_.size(); ++r) {
-      const Choice other = estimate(request, r, duration);
-      if (other.finish < choice.finish) choice = other;
-    }
-    last_finish_ = choice.finish;
-    return choice;
-  }
-  void book(const Choice& choice) {
-    *choice.slot = choice.finish;
-    last_finish_ = choice.finish;
+    std::vector<double>& slots =
+        device == kCpu ? ranks_[r].cpu : ranks_[r].devices[static_cast<size_t>(device)];
+    double* slot = &*std::min_element(slots.begin(), slots.end());
+    return {static_cast<int>(r), device, slot,
+            std::max({data_ready, *slot, request.now}) + duration};
   }
 
-  std::vector<std::vector<double>> slots_;
+  // The executor where the task would finish first, on `only_rank` or on
+  // any rank (-1); devices before CPUs, then the lowest rank, on ties.
+  Choice best(const PlacementRequest& request, int only_rank) {
+    const int hint = request.device_hint;
+    const bool on_devices = request.has_device && hint != kCpu;
+    // Calibration: until a device duration of the function is measured, its
+    // first tasks that may use a device go to devices, so that the copies a
+    // device needs do not count against it while durations are unknown.
+    const bool on_cpus =
+        request.has_cpu && hint < 0 && !(on_devices && calibrating(request.function));
+    const double cpu_seconds = costs_.task_seconds(request.function, request.cost_hint);
+    const double device_seconds =
+        on_devices ? costs_.task_seconds(request.function, request.cost_hint, Executor::device) : 0;
+    const size_t first = only_rank < 0 ? 0 : static_cast<size_t>(only_rank);
+    const size_t end = only_rank < 0 ? ranks_.size() : first + 1;
+    Choice choice{-1, kCpu, nullptr, 0};
+    auto consider = [&](const Choice& other) {
+      if (choice.rank < 0 || other.finish < choice.finish) choice = other;
+    };
+    for (size_t r = first; r < end; ++r) {
+      const int devices = static_cast<int>(ranks_[r].devices.size());
+      if (on_devices) {
+        for (int d = hint >= 0 ? hint : 0; d < (hint >= 0 ? std::min(hint + 1, devices) : devices);
+             ++d)
+          consider(estimate(request, r, d, device_seconds));
+      }
+      if (on_cpus) consider(estimate(request, r, kCpu, cpu_seconds));
+    }
+    if (choice.rank < 0) {
+      // No executor here can run it (a device-only function or a device
+      // hint where no rank has that device): its rank's engine says why.
+      choice = estimate(request, first, kCpu, cpu_seconds);
+      choice.device = hint;
+    } else if (choice.device == kCpu &&
+               (!request.has_device || ranks_[static_cast<size_t>(choice.rank)].devices.empty())) {
+      choice.device = hint;  // nothing to choose from: the wire keeps the hint
+    }
+    last_finish_ = choice.finish;
+    last_device_ = choice.device;
+    return choice;
+  }
+  bool calibrating(uint32_t function) const {
+    if (!any_devices_ || costs_.measured(function, Executor::device)) return false;
+    auto it = device_tasks_.find(function);
+    return it == device_tasks_.end() || it->second < kCalibrationTasks;
+  }
+  void book(const PlacementRequest& request, const Choice& choice) {
+    if (choice.device >= 0) {
+      uint32_t& count = device_tasks_[request.function];
+      count += count < kCalibrationTasks;
+    }
+    *choice.slot = choice.finish;
+    last_finish_ = choice.finish;
+    last_device_ = choice.device;
+  }
+
+  std::vector<Rank> ranks_;
+  bool any_devices_ = false;
+  // Tasks placed on devices per function, up to kCalibrationTasks.
+  std::unordered_map<uint32_t, uint32_t> device_tasks_;
   const CostModel& costs_;
   double last_finish_ = 0;
+  int last_device_ = TaskOptions::any_device;
 };
 
 }  // namespace
 
 std::unique_ptr<PlacementPolicy> make_policy(const std::string& name, int ranks,
-                                             int threads_per_rank, const CostModel& costs) {
+                                             int threads_per_rank, const CostModel& costs,
+                                             const DeviceSlots& devices) {
   if (name == "round_robin") return std::make_unique<RoundRobin>(ranks);
   if (name == "locality") return std::make_unique<Locality>(ranks);
-  if (name == "heft") return std::make_unique<Heft>(ranks, std::max(1, threads_per_rank), costs);
+  if (name == "heft")
+    return std::make_unique<Heft>(ranks, std::max(1, threads_per_rank), costs, devices);
   throw Error("taskgrid: TASKGRID_SCHEDULER=\"" + name +
               "\" is not a scheduler; choose round_robin, locality or heft");
 }

@@ -1,9 +1,16 @@
 // Placement policies (TASKGRID_SCHEDULER): which rank runs a task.
 //   round_robin  ranks in turn
 //   locality     the rank already holding most of the task's input bytes
-//   heft         earliest estimated finish time (cost model: durations,
-//                latency, bandwidth; per-rank worker availability)
-// An explicit rank hint in TaskOptions overrides every policy.
+//   heft         earliest estimated finish time over every executor of
+//                every rank: its CPU threads and each of its devices'
+//                streams (cost model: durations measured per function and
+//                per kind of executor, latency, bandwidth, host<->device
+//                copies; per-executor availability). It also picks the
+//                device (or the CPU) of a task that could run on either;
+//                a function's first few such tasks go to devices, to measure
+//                them there (calibration).
+// An explicit rank hint in TaskOptions overrides every policy; a device hint
+// restricts heft to that device (or to the CPUs).
 #pragma once
 
 #include <memory>
@@ -12,6 +19,7 @@
 
 #include "data/directory.h"
 #include "sched/cost_model.h"
+#include "taskgrid/taskgrid.hpp"
 
 namespace taskgrid::sched {
 
@@ -26,6 +34,17 @@ struct PlacementRequest {
   const PlacedInput* inputs = nullptr;
   size_t num_inputs = 0;
   double now = 0;  // planner clock, seconds
+  // Which implementations the function has, and TaskOptions::device.
+  bool has_cpu = true;
+  bool has_device = false;
+  int device_hint = TaskOptions::any_device;
+};
+
+// The devices of each rank, for heft (empty: no rank has any). Each device
+// counts as `streams_per_device` executors, as a rank's CPU as its threads.
+struct DeviceSlots {
+  std::vector<int> devices_per_rank;
+  int streams_per_device = 1;
 };
 
 class PlacementPolicy {
@@ -45,10 +64,15 @@ class PlacementPolicy {
   virtual void completed(int /*rank*/) {}
   // Estimated finish time of the last placed task (heft only; others 0).
   virtual double estimated_finish() const { return 0; }
+  // The wire::Task::device of the last placed task: heft names the device
+  // or TaskOptions::on_cpu where the rank has devices; the others keep
+  // `hint` (the rank's engine then chooses).
+  virtual int chosen_device(int hint) const { return hint; }
 };
 
 // Throws taskgrid::Error naming the valid choices for an unknown name.
 std::unique_ptr<PlacementPolicy> make_policy(const std::string& name, int ranks,
-                                             int threads_per_rank, const CostModel& costs);
+                                             int threads_per_rank, const CostModel& costs,
+                                             const DeviceSlots& devices = {});
 
 }  // namespace taskgrid::sched

@@ -167,11 +167,13 @@ int expect_error(Misuse misuse) {
 }
 
 // Runs one task on `rank` with one small buffer, and waits for it.
-int run_failing_task(taskgrid::TaskFunction fn, int rank) {
+int run_failing_task(taskgrid::TaskFunction fn, int rank,
+                     int device = taskgrid::TaskOptions::any_device) {
   char buffer[64] = {};
   const auto h = taskgrid::enter_data(buffer, sizeof buffer);
   taskgrid::TaskOptions options;
   options.rank = rank;
+  options.device = device;
   taskgrid::submit(fn, {taskgrid::inout(h)}, options);
   // Work after the failing task, so that the head is busy waiting when it fails.
   for (int i = 0; i < 10; ++i) taskgrid::submit(touch_task, {taskgrid::inout(h)}, {});
@@ -338,7 +340,8 @@ int main(int argc, char** argv) {
     return no_error();
   }
   if (name == "device_only") return run_failing_task(only_on_device, target);
-  if (name == "device_too_small") return run_failing_task(add_on_cpu, target);
+  // On device 0 (heft might run the function's CPU implementation instead).
+  if (name == "device_too_small") return run_failing_task(add_on_cpu, target, 0);
   if (name == "device_kernel_fails") return run_failing_task(failing_kernel, target);
   // Not an error: 4 MiB there and back under a tiny TASKGRID_CHUNK_BYTES
   // (the test sets 1). Chunk receives are all posted at once; one per byte

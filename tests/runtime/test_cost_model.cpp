@@ -101,3 +101,19 @@ TEST(CostModel, TransferIsLatencyPlusBytesOverBandwidth) {
 }
 
 }  // namespace
+
+TEST(CostModel, KeepsCpuAndDeviceDurationsApart) {
+  using taskgrid::sched::Executor;
+  CostModel costs(0, 1);
+  costs.record_duration(3, 2.0, Executor::cpu);
+  EXPECT_TRUE(costs.measured(3, Executor::cpu));
+  EXPECT_FALSE(costs.measured(3, Executor::device));
+  EXPECT_EQ(costs.task_seconds(3, 0, Executor::device), CostModel::kUnknownTaskSeconds);
+  costs.record_duration(3, 0.5, Executor::device);
+  // Alternating samples do not mix (the cached last mean follows the key).
+  costs.record_duration(3, 2.0, Executor::cpu);
+  EXPECT_DOUBLE_EQ(costs.task_seconds(3, 0, Executor::cpu), 2.0);
+  EXPECT_DOUBLE_EQ(costs.task_seconds(3, 0, Executor::device), 0.5);
+  EXPECT_DOUBLE_EQ(costs.task_seconds(3, 0), 2.0);  // the CPU's by default
+  EXPECT_GT(CostModel::device_transfer_seconds(1 << 20), CostModel::device_transfer_seconds(0));
+}

@@ -18,8 +18,11 @@
 
 namespace {
 
+using taskgrid::TaskOptions;
 using taskgrid::data::VersionInfo;
 using taskgrid::sched::CostModel;
+using taskgrid::sched::DeviceSlots;
+using taskgrid::sched::Executor;
 using taskgrid::sched::make_policy;
 using taskgrid::sched::PlacedInput;
 using taskgrid::sched::PlacementPolicy;
@@ -388,3 +391,131 @@ TEST(Placement, EveryPolicyPlacesWithinTheRanks) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------- heft, devices --
+
+// A request for a function with the given implementations and device hint.
+Request device_request(const std::vector<const VersionInfo*>& versions, bool has_cpu,
+                       bool has_device, int hint = TaskOptions::any_device, uint32_t function = 9) {
+  Request r(versions, 0, 0, function);
+  r.request.has_cpu = has_cpu;
+  r.request.has_device = has_device;
+  r.request.device_hint = hint;
+  return r;
+}
+
+TEST(Placement, HeftPutsDeviceOnlyTasksOnTheRanksWithDevices) {
+  CostModel costs(1e-6, 1e9);
+  costs.record_duration(9, 1.0, Executor::device);
+  auto policy = make_policy("heft", 3, 1, costs, DeviceSlots{{0, 2, 0}, 1});
+  std::vector<int> per_device(2, 0);
+  for (int i = 0; i < 6; ++i) {
+    const Request r = device_request({}, false, true);
+    EXPECT_EQ(policy->place_and_book(r.request), 1) << "task " << i;
+    const int device = policy->chosen_device(r.request.device_hint);
+    ASSERT_GE(device, 0);
+    ASSERT_LT(device, 2);
+    ++per_device[static_cast<size_t>(device)];
+  }
+  EXPECT_EQ(per_device, (std::vector<int>{3, 3}));
+  EXPECT_NEAR(policy->estimated_finish(), 3.0, 1e-9);
+}
+
+TEST(Placement, HeftWeighsMeasuredCpuAndDeviceDurations) {
+  CostModel costs(1e-6, 1e9);
+  costs.record_duration(9, 1.0, Executor::cpu);
+  costs.record_duration(9, 0.25, Executor::device);
+  auto policy = make_policy("heft", 1, 1, costs, DeviceSlots{{1}, 1});
+  // The device until its queue ends later than the CPU would (ties: the device).
+  for (int i = 0; i < 4; ++i) {
+    const Request r = device_request({}, true, true);
+    EXPECT_EQ(policy->place_and_book(r.request), 0);
+    EXPECT_EQ(policy->chosen_device(r.request.device_hint), 0) << "task " << i;
+    EXPECT_NEAR(policy->estimated_finish(), 0.25 * (i + 1), 1e-9);
+  }
+  const Request fifth = device_request({}, true, true);
+  policy->place_and_book(fifth.request);
+  EXPECT_EQ(policy->chosen_device(fifth.request.device_hint), TaskOptions::on_cpu);
+  EXPECT_NEAR(policy->estimated_finish(), 1.0, 1e-9);
+}
+
+TEST(Placement, HeftPrefersTheDeviceThatHoldsTheInput) {
+  CostModel costs(1e-6, 1e9);
+  costs.record_duration(9, 0.001, Executor::device);
+  costs.record_duration(9, 1.0, Executor::cpu);
+  auto policy = make_policy("heft", 1, 1, costs, DeviceSlots{{3}, 1});
+  VersionInfo on_device_2 = version(size_t{1} << 30, {0});
+  on_device_2.device = 2;  // a copy to another device would take ~67 ms
+  const Request r = device_request({&on_device_2}, true, true);
+  policy->place_and_book(r.request);
+  EXPECT_EQ(policy->chosen_device(r.request.device_hint), 2);
+  EXPECT_NEAR(policy->estimated_finish(), 0.001, 1e-9);
+}
+
+TEST(Placement, HeftCalibratesDevicesBeforeCopiesCountAgainstThem) {
+  // Unknown durations are equal, so a host input's copy would make the CPU
+  // win: a function's first tasks go to a device all the same.
+  CostModel costs(1e-6, 1e9);
+  auto policy = make_policy("heft", 1, 4, costs, DeviceSlots{{1}, 4});
+  const VersionInfo on_host = version(1 << 20, {0});
+  for (int i = 0; i < 4; ++i) {
+    const Request r = device_request({&on_host}, true, true);
+    policy->place_and_book(r.request);
+    EXPECT_EQ(policy->chosen_device(r.request.device_hint), 0) << "task " << i;
+  }
+  // Calibrated (four tasks placed there): estimates decide, and the copy
+  // makes the idle CPU the earlier finish.
+  const Request fifth = device_request({&on_host}, true, true);
+  policy->place_and_book(fifth.request);
+  EXPECT_EQ(policy->chosen_device(fifth.request.device_hint), TaskOptions::on_cpu);
+  // A measured device duration ends calibration at once for another function.
+  costs.record_duration(10, 1.0, Executor::device);
+  costs.record_duration(10, 1e-6, Executor::cpu);
+  const Request measured = device_request({&on_host}, true, true, TaskOptions::any_device, 10);
+  policy->place_and_book(measured.request);
+  EXPECT_EQ(policy->chosen_device(measured.request.device_hint), TaskOptions::on_cpu);
+}
+
+TEST(Placement, HeftFollowsDeviceAndRankHints) {
+  CostModel costs(1e-6, 1e9);
+  costs.record_duration(9, 1.0, Executor::device);
+  costs.record_duration(9, 1.0, Executor::cpu);
+  auto policy = make_policy("heft", 2, 1, costs, DeviceSlots{{2, 2}, 1});
+  // Device 1 however busy it gets.
+  for (int i = 0; i < 3; ++i) {
+    const Request r = device_request({}, true, true, 1);
+    policy->place_and_book(r.request);
+    EXPECT_EQ(policy->chosen_device(r.request.device_hint), 1);
+  }
+  // The CPU, with devices idle.
+  const Request cpu = device_request({}, true, true, TaskOptions::on_cpu);
+  policy->place_and_book(cpu.request);
+  EXPECT_EQ(policy->chosen_device(cpu.request.device_hint), TaskOptions::on_cpu);
+  // A rank hint: that rank's best executor is booked.
+  const Request hinted = device_request({}, true, true);
+  policy->placed(hinted.request, 1);
+  const int device = policy->chosen_device(hinted.request.device_hint);
+  EXPECT_TRUE(device == 0 || device == 1 || device == TaskOptions::on_cpu) << device;
+  // A device no rank has: the hint stays, for the rank's engine to refuse.
+  const Request missing = device_request({}, true, true, 5);
+  policy->place_and_book(missing.request);
+  EXPECT_EQ(policy->chosen_device(missing.request.device_hint), 5);
+}
+
+TEST(Placement, WithoutDevicesTheHintStays) {
+  CostModel costs(1e-6, 1e9);
+  for (const char* name : {"heft", "locality", "round_robin"}) {
+    auto policy = make_policy(name, 2, 1, costs);
+    for (int hint : {TaskOptions::any_device, TaskOptions::on_cpu, 0}) {
+      const Request r = device_request({}, true, true, hint);
+      const int rank = policy->place_and_book(r.request);
+      EXPECT_GE(rank, 0) << name;
+      EXPECT_LT(rank, 2) << name;
+      EXPECT_EQ(policy->chosen_device(hint), hint) << name;
+    }
+    // A device-only function still gets a rank (whose engine reports it).
+    const Request only = device_request({}, false, true);
+    EXPECT_GE(policy->place_and_book(only.request), 0) << name;
+    EXPECT_EQ(policy->chosen_device(TaskOptions::any_device), TaskOptions::any_device) << name;
+  }
+}
