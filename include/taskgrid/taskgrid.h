@@ -52,7 +52,7 @@ enum {
   TG_ERROR = 1,                  /* a runtime failure (unknown handle, after finish, ...) */
   TG_ERROR_INVALID_ARGUMENT = 2, /* NULL pointer, bad access mode, unregistered function id */
   TG_ERROR_STATE = 3,            /* called at the wrong time: before tg_start, on a serving rank,
-                                    tg_register_function after tg_start */
+                                    tg_register_function after tg_start, device work on a CPU */
   TG_ERROR_LIMIT = 4             /* a fixed limit is reached (the C function table is full) */
 };
 
@@ -96,9 +96,22 @@ typedef struct {
   int priority;     /* among the tasks ready on the same rank at the same time,
                        higher runs first (FIFO among equals); no effect on
                        dependencies or placement */
+  int device_hint;  /* for functions with a device implementation
+                       (tg_register_device_function): TG_DEVICE_HINT(index) runs
+                       the task on that device of its rank (a rank without it
+                       ends the job naming the task); TG_DEVICE_ANY (0): the
+                       runtime chooses; TG_DEVICE_ON_CPU: the CPU implementation,
+                       even where devices are */
 } tg_task_options;
 
-/* {rank = -1, cost = 0, name = NULL, channel = -1, priority = 0} */
+/* device_hint values. The field stores the device index + 1 (the C++
+ * TaskOptions::device + 1), so that a zeroed field means "no hint". */
+#define TG_DEVICE_HINT(index) ((index) + 1)
+#define TG_DEVICE_ANY 0
+#define TG_DEVICE_ON_CPU (-1)
+
+/* {rank = -1, cost = 0, name = NULL, channel = -1, priority = 0,
+ *  device_hint = TG_DEVICE_ANY} */
 tg_task_options tg_default_task_options(void);
 
 /* Registers `fn` under `name` (copied) and stores its id in *id. Call it on
@@ -108,6 +121,18 @@ tg_task_options tg_default_task_options(void);
  * name, or one function under two names, is an error. At most
  * TG_MAX_C_FUNCTIONS functions. */
 int tg_register_function(const char* name, tg_task_fn fn, uint32_t* id);
+
+/* A task with a device implementation (taskgrid::register_device_function).
+ * On a device (TASKGRID_DEVICE; where the runtime places it, or
+ * tg_task_options.device_hint), `device` runs: its tg_task_data pointers are
+ * device memory, and it enqueues its work on the task's stream
+ * (tg_task_stream, tg_launch_host_work) and returns; the task finishes when
+ * that work has. On a CPU `cpu` runs; `cpu` may be NULL (a device-only
+ * function: on a rank without a device, the job ends naming the task).
+ * The same rules as tg_register_function: before tg_start, on every rank;
+ * the same name and functions again give the same id; each non-NULL
+ * function takes one of the TG_MAX_C_FUNCTIONS slots. */
+int tg_register_device_function(const char* name, tg_task_fn cpu, tg_task_fn device, uint32_t* id);
 
 /* ------------------------------------------------------------- lifecycle -- */
 
@@ -197,6 +222,36 @@ int tg_task_rank(tg_task_context* ctx);
  * message wins. May be called from threads the task function starts, as long
  * as they finish before it returns. */
 void tg_task_fail(tg_task_context* ctx, const char* message);
+
+/* ------------------------------------------ inside a device implementation -- */
+
+/* Where a task runs (taskgrid::DeviceKind). TG_DEVICE_EMULATED is the
+ * device of TASKGRID_DEVICE=emulated, for testing without a GPU: its memory
+ * faults when the host touches it, and its "kernels" are host work on the
+ * stream that reads and writes the buffers through tg_emulated_view. */
+typedef enum { TG_DEVICE_CPU = 0, TG_DEVICE_CUDA = 1, TG_DEVICE_EMULATED = 2 } tg_device_kind;
+
+/* The kind of what runs the task (TG_DEVICE_CPU when ctx is NULL). */
+tg_device_kind tg_task_device_kind(const tg_task_context* ctx);
+/* The device's index on the task's rank; -1 on a CPU (or ctx NULL). */
+int tg_task_device(const tg_task_context* ctx);
+/* The task's stream: a cudaStream_t on CUDA (launch kernels on it and return;
+ * never synchronise it); NULL on a CPU (or ctx NULL). */
+void* tg_task_stream(const tg_task_context* ctx);
+
+/* Runs work(arg) on the task's stream, after the work enqueued on it before
+ * and before the work enqueued after (cudaLaunchHostFunc on CUDA: `work`
+ * must not call CUDA). It runs after the task function has returned, so it
+ * must not use ctx, and `arg` must live until it runs (work may free it).
+ * On a CPU: TG_ERROR_STATE, and nothing runs. */
+typedef void (*tg_host_work_fn)(void* arg);
+int tg_launch_host_work(tg_task_context* ctx, tg_host_work_fn work, void* arg);
+
+/* The emulated device only: where the host reads and writes the bytes of
+ * device buffer `index` (from host work on the stream; tg_task_data's
+ * pointer itself faults on the host). Elsewhere NULL with tg_last_error set;
+ * an index out of range also fails the task, as in tg_task_data. */
+void* tg_emulated_view(tg_task_context* ctx, size_t index);
 
 #ifdef __cplusplus
 } /* extern "C" */

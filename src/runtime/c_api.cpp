@@ -9,7 +9,9 @@
 // C++ trampoline, trampoline<I>, which calls table[I]. Slots are handed out in
 // registration order and the id still comes from the name
 // (taskgrid::register_function), so ranks that register the same names agree
-// on the ids whatever the slot numbers.
+// on the ids whatever the slot numbers. A device function
+// (tg_register_device_function) takes a slot per implementation. The calls
+// used inside device implementations are in c_api_device.cpp.
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -44,6 +46,10 @@ static_assert(TG_IN == static_cast<int>(AccessMode::in));
 static_assert(TG_OUT == static_cast<int>(AccessMode::out));
 static_assert(TG_INOUT == static_cast<int>(AccessMode::inout));
 static_assert(sizeof(tg_data{}.id) == sizeof(taskgrid::DataHandle{}.id));
+// tg_task_options.device_hint is TaskOptions::device + 1.
+static_assert(TG_DEVICE_ANY - 1 == taskgrid::TaskOptions::any_device);
+static_assert(TG_DEVICE_ON_CPU - 1 == taskgrid::TaskOptions::on_cpu);
+static_assert(TG_DEVICE_HINT(0) - 1 == 0);
 
 using taskgrid::c_status::CError;
 using taskgrid::c_status::fail;
@@ -90,10 +96,15 @@ taskgrid::Mode to_mode(const char* function, const tg_mode& mode) {
 
 constexpr size_t kSlots = TG_MAX_C_FUNCTIONS;
 
+// What a slot's function is to its registration.
+enum class Role { task, cpu_of_device, device };
+
 struct Slot {
   std::atomic<tg_task_fn> function{nullptr};
   std::string name;  // to tell a repeated registration from a second name
   uint32_t id = 0;
+  Role role = Role::task;
+  tg_task_fn partner = nullptr;  // a device function's other implementation (cpu may be NULL)
 };
 
 struct Table {
@@ -135,6 +146,82 @@ constexpr std::array<taskgrid::TaskFunction, sizeof...(I)> make_trampolines(
 constexpr std::array<taskgrid::TaskFunction, kSlots> trampolines =
     make_trampolines(std::make_index_sequence<kSlots>{});
 
+// The slot holding `fn` (t.mutex held), or nullptr.
+Slot* find_slot(Table& t, tg_task_fn fn) {
+  for (size_t i = 0; i < t.used; ++i)
+    if (t.slots[i].function.load(std::memory_order_relaxed) == fn) return &t.slots[i];
+  return nullptr;
+}
+
+// tg_register_function (device NULL) and tg_register_device_function
+// (device set, cpu may be NULL), after the argument checks.
+uint32_t register_c_functions(const char* who, const char* name, tg_task_fn cpu,
+                              tg_task_fn device) {
+  // In cluster mode ranks > 0 never return from tg_start: a later
+  // registration would exist on rank 0 only, and tasks placed elsewhere
+  // would name an unknown id.
+  if (taskgrid::is_running())
+    fail(TG_ERROR_STATE, who, "register every function before tg_start(), on every rank");
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  // The same registration again gives its id; any other use of a registered
+  // function is an error.
+  const Slot* main = find_slot(t, device ? device : cpu);
+  if (main && main->name == name && main->role == (device ? Role::device : Role::task) &&
+      main->partner == (device ? cpu : nullptr))
+    return main->id;
+  for (tg_task_fn fn : {cpu, device}) {
+    const Slot* slot = fn ? find_slot(t, fn) : nullptr;
+    if (!slot) continue;
+    if (slot->name != name)
+      fail(TG_ERROR_INVALID_ARGUMENT, who,
+           ("the function registered as \"" + std::string(name) + "\" is already registered as \"" +
+            slot->name + "\"")
+               .c_str());
+    fail(TG_ERROR_INVALID_ARGUMENT, who,
+         (std::string(name).insert(0, 1, '"') + "\" is already registered with other functions")
+             .c_str());
+  }
+  const size_t needed = cpu && device ? 2 : 1;
+  if (t.used + needed > kSlots) {
+    const std::string what = "cannot register \"" + std::string(name) + "\": ";
+    fail(TG_ERROR_LIMIT, who,
+         (t.used == kSlots ? what + "all " + std::to_string(kSlots) +
+                                 " C task function slots (TG_MAX_C_FUNCTIONS) are used"
+                           : what + "its two functions need two C task function slots, and 1 of " +
+                                 std::to_string(kSlots) + " (TG_MAX_C_FUNCTIONS) is free")
+             .c_str());
+  }
+  const size_t first = t.used;  // cpu (when set), then device
+  for (size_t i = first; i < first + needed; ++i) t.slots[i].name = name;
+  try {
+    const taskgrid::TaskFunction cpp_cpu = cpu ? trampolines[first] : nullptr;
+    const uint32_t id =
+        device ? taskgrid::register_device_function(name, cpp_cpu, trampolines[first + needed - 1])
+                     .value
+               : taskgrid::register_function(name, cpp_cpu).value;
+    for (size_t i = first; i < first + needed; ++i) t.slots[i].id = id;
+  } catch (const std::exception& error) {
+    // Nothing was registered: the slots stay free.
+    for (size_t i = first; i < first + needed; ++i) t.slots[i].name.clear();
+    throw CError{TG_ERROR_INVALID_ARGUMENT, error.what()};
+  }
+  if (cpu) {
+    Slot& slot = t.slots[first];
+    slot.role = device ? Role::cpu_of_device : Role::task;
+    slot.partner = device;
+    slot.function.store(cpu, std::memory_order_release);
+  }
+  if (device) {
+    Slot& slot = t.slots[first + needed - 1];
+    slot.role = Role::device;
+    slot.partner = cpu;
+    slot.function.store(device, std::memory_order_release);
+  }
+  t.used += needed;
+  return t.slots[first].id;
+}
+
 // ------------------------------------------------------- task context ----
 
 void record_failure(tg_task_context* ctx, const char* message) noexcept {
@@ -170,6 +257,18 @@ int start_as(const char* who, int* argc, char*** argv, tg_mode mode) {
 
 }  // namespace
 
+// For c_api_device.cpp, which declares them: what the C context wraps, and a
+// bad buffer index in a task.
+namespace taskgrid::c_api {
+
+const TaskContext& cpp_context(const tg_task_context* ctx) noexcept { return *ctx->context; }
+
+void task_index_error(tg_task_context* ctx, const char* function, size_t index) noexcept {
+  index_error(ctx, function, index);
+}
+
+}  // namespace taskgrid::c_api
+
 extern "C" {
 
 const char* tg_last_error(void) { return taskgrid::c_status::last_error(); }
@@ -181,6 +280,7 @@ tg_task_options tg_default_task_options(void) {
   options.name = nullptr;
   options.channel = -1;
   options.priority = 0;
+  options.device_hint = TG_DEVICE_ANY;
   return options;
 }
 
@@ -191,40 +291,23 @@ int tg_register_function(const char* name, tg_task_fn fn, uint32_t* id) {
     *id = 0;
     if (!name || !*name) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "empty or NULL name");
     if (!fn) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "function is NULL");
-    // In cluster mode ranks > 0 never return from tg_start: a later
-    // registration would exist on rank 0 only, and tasks placed elsewhere
-    // would name an unknown id.
-    if (taskgrid::is_running())
-      fail(TG_ERROR_STATE, kWho, "register every function before tg_start(), on every rank");
-    Table& t = table();
-    std::lock_guard lock(t.mutex);
-    for (size_t i = 0; i < t.used; ++i) {
-      Slot& slot = t.slots[i];
-      if (slot.function.load(std::memory_order_relaxed) != fn) continue;
-      if (slot.name != name)
-        fail(TG_ERROR_INVALID_ARGUMENT, kWho,
-             ("the function registered as \"" + std::string(name) +
-              "\" is already registered as \"" + slot.name + "\"")
-                 .c_str());
-      *id = slot.id;
-      return;
-    }
-    if (t.used == kSlots)
-      fail(TG_ERROR_LIMIT, kWho,
-           ("cannot register \"" + std::string(name) + "\": all " + std::to_string(kSlots) +
-            " C task function slots (TG_MAX_C_FUNCTIONS) are used")
-               .c_str());
-    Slot& slot = t.slots[t.used];
-    slot.name = name;
-    try {
-      slot.id = taskgrid::register_function(slot.name.c_str(), trampolines[t.used]).value;
-    } catch (const std::exception& error) {
-      slot.name.clear();  // nothing was registered: the slot stays free
-      throw CError{TG_ERROR_INVALID_ARGUMENT, error.what()};
-    }
-    slot.function.store(fn, std::memory_order_release);
-    t.used += 1;
-    *id = slot.id;
+    *id = register_c_functions(kWho, name, fn, nullptr);
+  });
+}
+
+int tg_register_device_function(const char* name, tg_task_fn cpu, tg_task_fn device, uint32_t* id) {
+  return guarded([&] {
+    constexpr const char* kWho = "tg_register_device_function";
+    if (!id) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "id is NULL");
+    *id = 0;
+    if (!name || !*name) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "empty or NULL name");
+    if (!device)
+      fail(TG_ERROR_INVALID_ARGUMENT, kWho,
+           "the device function is NULL (a task without one: tg_register_function)");
+    if (cpu == device)
+      fail(TG_ERROR_INVALID_ARGUMENT, kWho,
+           (std::string(name).insert(0, 1, '"') + "\" gives one function for both").c_str());
+    *id = register_c_functions(kWho, name, cpu, device);
   });
 }
 
@@ -381,6 +464,12 @@ int tg_submit(uint32_t function, const tg_access* accesses, size_t num_accesses,
     cpp_options.name = c_options.name;  // copied by submit
     cpp_options.channel = c_options.channel;
     cpp_options.priority = c_options.priority;
+    if (c_options.device_hint < TG_DEVICE_ON_CPU)
+      fail(TG_ERROR_INVALID_ARGUMENT, kWho,
+           ("device_hint " + std::to_string(c_options.device_hint) +
+            " is not a hint (TG_DEVICE_HINT(index), TG_DEVICE_ANY or TG_DEVICE_ON_CPU)")
+               .c_str());
+    cpp_options.device = c_options.device_hint - 1;
     taskgrid::submit_packed(taskgrid::FunctionId{function}, converted.data(), converted.size(),
                             cpp_options, args, args_size);
   });

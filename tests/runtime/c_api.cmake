@@ -10,6 +10,12 @@
 #   c_api.bad_index      not have: the job ends non-zero with a message naming
 #                        the task (its registered name, or tg_task_options.name)
 #                        and the rank.
+#   c_api.device.*       c_api_device.c: device tasks written in C on emulated
+#                        devices (2 per rank) under mpiexec -n 1, 2 and 4, and
+#                        with TASKGRID_DEVICE=none (the CPU implementations);
+#                        the failing runs: a hint for a device the rank does
+#                        not have, a device-only task on a rank without
+#                        devices, a device implementation calling tg_task_fail.
 #
 # CTest cannot require an exit status and an output pattern at once
 # (PASS_REGULAR_EXPRESSION ignores the status). The failing runs go through
@@ -61,10 +67,20 @@ set_target_properties(c_api_errors PROPERTIES
   C_EXTENSIONS OFF
   LINKER_LANGUAGE CXX)
 
+add_executable(c_api_device ${CMAKE_CURRENT_LIST_DIR}/c_api_device.c)
+target_link_libraries(c_api_device PRIVATE taskgrid)
+set_target_properties(c_api_device PROPERTIES
+  C_STANDARD 99
+  C_STANDARD_REQUIRED ON
+  C_EXTENSIONS OFF
+  LINKER_LANGUAGE CXX)
+target_compile_options(c_api_device PRIVATE -Wall -Wextra -pedantic -Werror)
+
 # _c_api_test(<name> <ranks: 0 = plain process> <threads>
-#             SUCCEEDS <regex> | FAILS <expect_failure.py args>...  RUN <command>...)
+#             SUCCEEDS <regex> | FAILS <expect_failure.py args>...
+#             [ENV <var=value>...]  RUN <command>...)
 function(_c_api_test name ranks threads)
-  cmake_parse_arguments(PARSE_ARGV 3 arg "" "SUCCEEDS" "FAILS;RUN")
+  cmake_parse_arguments(PARSE_ARGV 3 arg "" "SUCCEEDS" "FAILS;RUN;ENV")
   if(ranks EQUAL 0)
     set(launcher)
   else()
@@ -79,7 +95,8 @@ function(_c_api_test name ranks threads)
              COMMAND ${Python3_EXECUTABLE} ${_c_api_expect_failure} --timeout 50 ${arg_FAILS} --
                      ${launcher} ${arg_RUN})
   endif()
-  set_tests_properties(${name} PROPERTIES TIMEOUT 60 ENVIRONMENT TASKGRID_THREADS=${threads})
+  set(environment TASKGRID_THREADS=${threads} ${arg_ENV})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 60 ENVIRONMENT "${environment}")
   if(ranks EQUAL 0)
     set_tests_properties(${name} PROPERTIES LABELS c_api PROCESSORS ${threads})
   else()
@@ -110,3 +127,25 @@ _c_api_test(c_api.task_fail.named 0 1
 _c_api_test(c_api.bad_index 0 1
             FAILS --regex "rank 0: task 'c_api_errors[.]bad_index_task' [(]id [0-9]+[)] failed: tg_task_data[(]5[)]: the task has 1 data accesses"
             RUN $<TARGET_FILE:c_api_errors> bad_index)
+
+# Device tasks in C (TASKGRID_DEVICE=emulated: every rank has 2 emulated devices).
+set(_device_env TASKGRID_DEVICE=emulated TASKGRID_EMULATED_DEVICES=2)
+set(_device_passed "(^|\n)c_api_device: all [0-9]+ checks passed")
+_c_api_test(c_api.device.np1 1 2 SUCCEEDS ${_device_passed} ENV ${_device_env}
+            RUN $<TARGET_FILE:c_api_device> run)
+_c_api_test(c_api.device.np2 2 1 SUCCEEDS ${_device_passed} ENV ${_device_env}
+            RUN $<TARGET_FILE:c_api_device> run)
+_c_api_test(c_api.device.np4 4 1 SUCCEEDS ${_device_passed} ENV ${_device_env}
+            RUN $<TARGET_FILE:c_api_device> run)
+_c_api_test(c_api.device.cpu.np2 2 1 SUCCEEDS ${_device_passed} ENV TASKGRID_DEVICE=none
+            RUN $<TARGET_FILE:c_api_device> cpu)
+# The task runs on the last rank; "5." matches the message's "5;".
+_c_api_test(c_api.device.hint_missing.np2 2 1
+            FAILS --regex "rank 1: task 'c_api_device[.]affine' [(]id [0-9]+[)] asks for device 5. this rank has 2"
+            ENV ${_device_env} RUN $<TARGET_FILE:c_api_device> hint_missing)
+_c_api_test(c_api.device.device_only.np2 2 1
+            FAILS --regex "rank 1: task 'c_api_device[.]where' [(]id [0-9]+[)] has only a device implementation, and this rank has no device"
+            ENV TASKGRID_DEVICE=none RUN $<TARGET_FILE:c_api_device> device_only)
+_c_api_test(c_api.device.fail.np2 2 1
+            FAILS --regex "rank 1: task 'c_api_device[.]failing' [(]id [0-9]+[)] failed launching on device [01]: deliberate failure from a C device implementation"
+            ENV ${_device_env} RUN $<TARGET_FILE:c_api_device> device_fail)
