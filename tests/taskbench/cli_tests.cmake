@@ -58,6 +58,8 @@ taskbench_cli_error(sample_negative "Invalid flag \"-sample -1\" must be >= 0" -
 taskbench_cli_error(imbalance_high "Invalid flag \"-imbalance 3.000000\" must be >= 0 and <= 2"
                     -imbalance 3)
 taskbench_cli_error(field_zero "Invalid flag \"-field 0\" must be > 1" -field 0)
+taskbench_cli_error(gpu_lanes_zero "Invalid flag \"-gpu-lanes 0\" must be > 0"
+                    -kernel gpu_compute_bound -gpu-lanes 0)
 taskbench_cli_error(missing_argument "Flag \"-steps\" requires an argument" -width 4 -steps)
 taskbench_cli_error(first_bad_option "Invalid flag \"-width 0\" must be > 0" -width 0 -steps 0)
 taskbench_cli_error(spread_default_period
@@ -119,6 +121,8 @@ set(_tb_vectors
   "22|1000|2620|7436800|0|-steps 100 -width 8 -type stencil_1d -kernel compute_bound -iter 64 -and -steps 50 -width 4 -type fft -kernel compute_bound -iter 32"
   "23|320|783|0|0|-steps 10 -width 16 -type random_nearest -radix 5 -fraction 0.5 -and -steps 10 -width 16 -type random_nearest -radix 5 -fraction 0.5"
   "24|180|338|0|0|-steps 10 -width 8 -type tree -and -type dom -steps 11 -width 6 -and -type spread -width 9 -radix 3 -period 3 -steps 9"
+  # gpu_compute_bound on CPUs: 2 * 4 chains * 100 lanes * 5 iterations per task.
+  "gpu1|12|21|48000|0|-steps 4 -width 3 -type stencil_1d -kernel gpu_compute_bound -gpu-lanes 100 -iter 5"
   "25|64000|160425|8194661632|0|-steps 1000 -width 64 -type random_nearest -radix 7 -fraction 0.25 -period 5 -kernel load_imbalance -iter 1000 -imbalance 0.3"
 )
 

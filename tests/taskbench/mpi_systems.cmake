@@ -75,6 +75,12 @@ taskbench_mpi_vector(v24 180 338 0 0 -steps 10 -width 8 -type tree
                      -and -type dom -steps 11 -width 6
                      -and -type spread -width 9 -radix 3 -period 3 -steps 9)
 
+# gpu_compute_bound on CPUs (-device cpu): 2 * 4 chains * 100 lanes * 5
+# iterations per task.
+taskbench_mpi_vector(gpu_compute_bound 12 21 48000 0
+                     -steps 4 -width 3 -type stencil_1d -kernel gpu_compute_bound -gpu-lanes 100
+                     -iter 5)
+
 # Distribution edge cases: W not divisible by the ranks, W smaller than the
 # ranks (rank 0 owns nothing at 4 ranks), an odd output size, -broadcast.
 taskbench_mpi_vector(width5 50 117 0 0 -steps 10 -width 5 -type stencil_1d)
@@ -91,3 +97,39 @@ foreach(system IN ITEMS mpi mpi_omp)
   _taskbench_mpi_test(taskbench_mpi.${system}.np2.help ${system} 2 1
                       CHECK --status 0 --stdout-once "Usage:" RUN -h)
 endforeach()
+
+# mpi_omp -device: bad values; -device gpu without CUDA in the build, or
+# without a usable GPU (CUDA_VISIBLE_DEVICES empty hides every GPU), ends the
+# run with a message naming the cause; with a GPU the run must pass
+# (registered where configure finds one: TASKBENCH_GPU_TESTS).
+_taskbench_mpi_test(taskbench_mpi.mpi_omp.np2.device_bogus mpi_omp 2 1
+                    CHECK --status 2 --stderr-once "error: Invalid flag \"-device tpu\" must be cpu or gpu"
+                    RUN -steps 4 -device tpu)
+_taskbench_mpi_test(taskbench_mpi.mpi_omp.np2.help_device mpi_omp 2 1
+                    CHECK --status 0 --stdout-once "-device cpu|gpu" RUN -h)
+set(_tb_gpu_flags -steps 4 -width 3 -type stencil_1d -kernel gpu_compute_bound -gpu-lanes 100
+                  -iter 5 -device gpu)
+if(TASKBENCH_HAVE_CUDA)
+  _taskbench_mpi_test(taskbench_mpi.mpi_omp.np2.device_gpu_other_kernel mpi_omp 2 1
+                      CHECK --status 2 --stderr-once
+                            "error: -device gpu runs the gpu_compute_bound kernel only (graph 0 has kernel \"compute_bound\")"
+                      RUN -kernel compute_bound -device gpu)
+  _taskbench_mpi_test(taskbench_mpi.mpi_omp.np1.device_gpu_without_gpu mpi_omp 1 1
+                      CHECK --status 1 --stderr-once
+                            "error: rank 0: -device gpu: no usable CUDA device (cudaGetDeviceCount: "
+                      RUN ${_tb_gpu_flags})
+  set_tests_properties(taskbench_mpi.mpi_omp.np1.device_gpu_without_gpu
+                       PROPERTIES ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
+  if(TASKBENCH_GPU_TESTS)
+    foreach(ranks IN ITEMS 1 2)
+      _taskbench_mpi_test(taskbench_mpi.mpi_omp.np${ranks}.w2.device_gpu mpi_omp ${ranks} 2
+                          CHECK --tasks 12 --deps 21 --flops 48000 --bytes 0
+                          RUN ${_tb_gpu_flags} -worker 2 -broadcast 4099)
+    endforeach()
+  endif()
+else()
+  _taskbench_mpi_test(taskbench_mpi.mpi_omp.np2.device_gpu_without_cuda mpi_omp 2 1
+                      CHECK --status 2 --stderr-once
+                            "error: taskbench-mpi_omp was built without CUDA (no nvcc, or TASKBENCH_CUDA=OFF): -device gpu is not available"
+                      RUN ${_tb_gpu_flags})
+endif()

@@ -90,3 +90,6 @@ _taskgrid_spmd_test(taskbench.taskgrid_spmd.np2.mode_cluster 2 ENV TASKGRID_MODE
 _taskgrid_spmd_test(taskbench.taskgrid_spmd.np2.mode_spmd 2 ENV TASKGRID_MODE=spmd
                     CHECK --tasks 16 --deps 30 --flops 0 --bytes 0
                     RUN -steps 4 -width 4 -type stencil_1d)
+
+# -taskgrid:device gpu (taskgrid_device_cases, in taskgrid_system.cmake).
+taskgrid_device_cases(taskgrid_spmd)

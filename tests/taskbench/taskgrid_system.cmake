@@ -113,3 +113,81 @@ _taskgrid_test(taskbench.taskgrid.np2.usage_error 2
 _taskgrid_test(taskbench.taskgrid.np2.help 2
                CHECK --status 0 --stdout-once "-taskgrid:placement hint|scheduler"
                      --stdout-once "-taskgrid:warmup 1|0" RUN -h)
+
+# --- -taskgrid:device gpu ----------------------------------------------------
+# Every task is a device task. On emulated devices (TASKGRID_DEVICE=emulated,
+# the tests' stand-in for GPUs) each runs the whole contract and the CPU
+# reference of gpu_compute_bound as host work on its stream, through the
+# device buffers' host views, so a record that did not reach a rank's device
+# correctly fails the run; the counts prove that every task ran once. At 2
+# and 4 ranks the data moves between the ranks' devices.
+# taskgrid_device_vector(<system> <name> <tasks> <deps> <flops> <bytes>
+#                        <flags>... [RANKS <n>...] [ENV <var=value>...])
+function(taskgrid_device_vector system name tasks deps flops bytes)
+  cmake_parse_arguments(PARSE_ARGV 6 arg "" "" "RANKS;ENV")
+  if(NOT arg_RANKS)
+    set(arg_RANKS 1 2 4)
+  endif()
+  foreach(ranks IN LISTS arg_RANKS)
+    _taskgrid_test(taskbench.${system}.np${ranks}.device_${name} ${ranks} SYSTEM ${system}
+                   ENV TASKGRID_DEVICE=emulated TASKGRID_EMULATED_DEVICES=1 ${arg_ENV}
+                   CHECK --tasks ${tasks} --deps ${deps} --flops ${flops} --bytes ${bytes}
+                   RUN -taskgrid:device gpu -kernel gpu_compute_bound -gpu-lanes 64 -iter 8
+                       ${arg_UNPARSED_ARGUMENTS})
+  endforeach()
+endfunction()
+
+# The device cases of one system (this file: taskgrid; the spmd file: taskgrid_spmd).
+# 4096 FLOPs per task: 2 * 4 chains * 64 lanes * 8 iterations.
+function(taskgrid_device_cases system)
+  taskgrid_device_vector(${system} stencil_1d 24 50 98304 0 -steps 6 -width 4 -type stencil_1d)
+  taskgrid_device_vector(${system} fft 40 80 163840 0 -steps 5 -width 8 -type fft)
+  taskgrid_device_vector(${system} all_to_all 25 100 102400 0 -steps 5 -width 5 -type all_to_all)
+  taskgrid_device_vector(${system} tree 31 30 126976 0 -steps 6 -width 8 -type tree)
+  # Two devices per rank, an odd output size, the -broadcast buffer checked on the device.
+  taskgrid_device_vector(${system} two_devices_broadcast 20 64 81920 0
+                         -steps 5 -width 4 -type all_to_all -output 100 -broadcast 4099
+                         RANKS 2 ENV TASKGRID_EMULATED_DEVICES=2)
+  # A device memory of 24 KiB for tasks that need up to 20 KiB (4 inputs and
+  # the output of 4 KiB): replicas are evicted to make room, and re-staged.
+  taskgrid_device_vector(${system} evictions 20 64 81920 0
+                         -steps 5 -width 4 -type all_to_all -output 4096
+                         RANKS 1 2 ENV TASKGRID_DEVICE_MEMORY=24576)
+
+  # A rank without a device: the job ends at the first task, naming the cause
+  # (the task function has only a device implementation), instead of running
+  # on the CPU or waiting forever.
+  _taskgrid_test(taskbench.${system}.np1.device_gpu_without_devices 1 SYSTEM ${system}
+                 ENV TASKGRID_DEVICE=none
+                 CHECK --status 1 --stderr-once
+                       "has only a device implementation, and this rank has no device (TASKGRID_DEVICE)"
+                 RUN -taskgrid:device gpu -kernel gpu_compute_bound -gpu-lanes 8 -iter 1)
+  # Usage errors: printed once, status 2 on every rank.
+  _taskgrid_test(taskbench.${system}.np2.device_bogus 2 SYSTEM ${system}
+                 CHECK --status 2
+                       --stderr-once "error: Invalid flag \"-taskgrid:device tpu\" must be cpu or gpu"
+                 RUN -steps 4 -taskgrid:device tpu)
+  _taskgrid_test(taskbench.${system}.np2.device_gpu_other_kernel 2 SYSTEM ${system}
+                 ENV TASKGRID_DEVICE=emulated
+                 CHECK --status 2
+                       --stderr-once "error: -taskgrid:device gpu runs the gpu_compute_bound kernel only (graph 1 has kernel \"compute_bound\")"
+                 RUN -kernel gpu_compute_bound -and -kernel compute_bound -taskgrid:device gpu)
+  _taskgrid_test(taskbench.${system}.np2.device_gpu_scratch 2 SYSTEM ${system}
+                 ENV TASKGRID_DEVICE=emulated
+                 CHECK --status 2
+                       --stderr-once "error: -taskgrid:device gpu: device tasks have no scratch memory (graph 0 has -scratch 64)"
+                 RUN -kernel gpu_compute_bound -scratch 64 -taskgrid:device gpu)
+  _taskgrid_test(taskbench.${system}.np2.device_help 2 SYSTEM ${system}
+                 CHECK --status 0 --stdout-once "-taskgrid:device cpu|gpu" RUN -h)
+  # On CUDA GPUs (built with CUDA, where configure finds a GPU): the
+  # contract and the kernel run as CUDA kernels.
+  if(TASKBENCH_HAVE_CUDA AND TASKBENCH_GPU_TESTS)
+    set(test taskbench.${system}.np2.device_cuda_stencil_1d)
+    _taskgrid_test(${test} 2 SYSTEM ${system} ENV TASKGRID_DEVICE=cuda
+                   CHECK --tasks 24 --deps 50 --flops 98304 --bytes 0
+                   RUN -taskgrid:device gpu -kernel gpu_compute_bound -gpu-lanes 64 -iter 8
+                       -steps 6 -width 4 -type stencil_1d -broadcast 4099 -output 100)
+  endif()
+endfunction()
+
+taskgrid_device_cases(taskgrid)

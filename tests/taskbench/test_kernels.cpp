@@ -301,6 +301,63 @@ TEST_F(IoBoundTest, ThroughRunKernel) {
 }
 
 // ---------------------------------------------------------------------------
+// gpu_compute_bound (the CPU reference of the GPU kernel)
+
+// One lane, written out plainly: kGpuChains chains of x = x*x + x (one FMA).
+double gpu_lane(int64_t lane, int64_t iterations) {
+  double sum = 0.0;
+  for (int c = 0; c < taskbench::kGpuChains; ++c) {
+    double x = taskbench::gpu_chain_start(lane, c);
+    for (int64_t i = 0; i < iterations; ++i) x = std::fma(x, x, x);
+    sum += x;
+  }
+  return sum;
+}
+
+TEST(GpuComputeBound, StartingValuesAreSmallNegativeAndDistinctPerChain) {
+  for (int64_t lane = 0; lane < 300; ++lane) {
+    for (int c = 0; c < taskbench::kGpuChains; ++c) {
+      const double x = taskbench::gpu_chain_start(lane, c);
+      EXPECT_GE(x, -0.5);
+      EXPECT_LT(x, 0.0);
+    }
+    EXPECT_NE(taskbench::gpu_chain_start(lane, 0), taskbench::gpu_chain_start(lane, 1));
+  }
+  EXPECT_EQ(taskbench::gpu_chain_start(0, 0), -0.5 / 1024);
+  EXPECT_EQ(taskbench::gpu_chain_start(0, 1), -1.0 / 1024);
+}
+
+TEST(GpuComputeBound, ZeroIterationsSumsTheStartingValues) {
+  double expected = 0.0;
+  for (int64_t lane = 0; lane < 5; ++lane)
+    for (int c = 0; c < taskbench::kGpuChains; ++c) expected += taskbench::gpu_chain_start(lane, c);
+  EXPECT_DOUBLE_EQ(taskbench::kernel_gpu_compute_bound(5, 0), expected);
+}
+
+TEST(GpuComputeBound, MatchesThePlainArithmeticLaneByLane) {
+  // 37 lanes: two full groups of 16 and a partial one.
+  for (const int64_t iterations : {1, 2, 7, 100}) {
+    double expected = 0.0;
+    for (int64_t lane = 0; lane < 37; ++lane) expected += gpu_lane(lane, iterations);
+    EXPECT_NEAR(taskbench::kernel_gpu_compute_bound(37, iterations), expected,
+                1e-12 * std::fabs(expected))
+        << iterations;
+  }
+}
+
+TEST(GpuComputeBound, ValuesStayFiniteAndNormal) {
+  // x*x + x keeps every chain in (-1, 0): no overflow, no subnormals.
+  for (int c = 0; c < taskbench::kGpuChains; ++c) {
+    double x = taskbench::gpu_chain_start(3, c);
+    for (int64_t i = 0; i < 1000000; ++i) x = std::fma(x, x, x);
+    EXPECT_TRUE(std::isnormal(x)) << x;
+    EXPECT_LT(x, 0.0);
+    EXPECT_GT(x, -1e-5);
+  }
+  EXPECT_TRUE(std::isfinite(taskbench::kernel_gpu_compute_bound(64, 100000)));
+}
+
+// ---------------------------------------------------------------------------
 // run_kernel dispatch
 
 TEST(RunKernel, DispatchesWithTaskIterations) {
@@ -332,6 +389,11 @@ TEST(RunKernel, DispatchesWithTaskIterations) {
   {
     const TaskGraph g = parse("-kernel empty").graphs[0];
     taskbench::run_kernel(g, 0, 0, nullptr, 0);
+  }
+  {
+    const TaskGraph g = parse("-kernel gpu_compute_bound -gpu-lanes 20 -iter 6").graphs[0];
+    EXPECT_EQ(bits_of(taskbench::run_kernel(g, 1, 2, nullptr, 0)),
+              bits_of(taskbench::kernel_gpu_compute_bound(20, 6)));
   }
   {
     const TaskGraph g = parse("-kernel memory_bound -scratch 64 -sample 4 -iter 3").graphs[0];

@@ -126,6 +126,33 @@ TEST(OptionParsing, GraphIndicesInCommandLineOrder) {
   }
 }
 
+TEST(OptionParsing, GpuLanesDefaultAndPerGraph) {
+  const auto config = parse("-kernel gpu_compute_bound -gpu-lanes 12 -gpu-lanes 96 -and -steps 2");
+  ASSERT_EQ(config.graphs.size(), 2u);
+  EXPECT_EQ(config.graphs[0].kernel.type, taskbench::KernelType::gpu_compute_bound);
+  EXPECT_EQ(config.graphs[0].kernel.gpu_lanes, 96);      // the last one wins
+  EXPECT_EQ(config.graphs[1].kernel.gpu_lanes, 262144);  // -and resets it
+  EXPECT_NE(taskbench::usage_text("tb").find("-gpu-lanes L (262144)"), std::string::npos);
+  EXPECT_NE(taskbench::usage_text("tb").find("2 * 4 * L * N FLOPs"), std::string::npos);
+}
+
+TEST(OptionParsing, ChoiceFlags) {
+  const char* argv[] = {"tb", "-device", "gpu", "-x", "-device", "cpu"};
+  size_t index = 7;
+  EXPECT_EQ(taskbench::parse_choice_flag(6, argv, "-device", {"cpu", "gpu"}, index), "");
+  EXPECT_EQ(index, 0u);  // the last one wins
+  EXPECT_EQ(taskbench::parse_choice_flag(4, argv, "-device", {"cpu", "gpu"}, index), "");
+  EXPECT_EQ(index, 1u);
+  index = 7;
+  EXPECT_EQ(taskbench::parse_choice_flag(4, argv, "-other", {"a"}, index), "");
+  EXPECT_EQ(index, 7u);  // absent: untouched
+  const char* bad[] = {"tb", "-device", "tpu"};
+  EXPECT_EQ(taskbench::parse_choice_flag(3, bad, "-device", {"cpu", "gpu"}, index),
+            "Invalid flag \"-device tpu\" must be cpu or gpu");
+  EXPECT_EQ(taskbench::parse_choice_flag(2, bad, "-device", {"cpu", "gpu"}, index),
+            "Flag \"-device\" requires an argument");
+}
+
 TEST(OptionParsing, LastOneWins) {
   const BenchConfig config =
       parse("-steps 3 -steps 5 -type dom -type stencil_1d -iter 4 -iter 9 -fraction 0.1 -fraction 0.9");
@@ -240,6 +267,9 @@ struct MessageCase {
 };
 
 const MessageCase kOptionMessages[] = {
+    {"-gpu-lanes 0", "Invalid flag \"-gpu-lanes 0\" must be > 0"},
+    {"-gpu-lanes -8", "Invalid flag \"-gpu-lanes -8\" must be > 0"},
+    {"-kernel gpu_compute_bound -and -gpu-lanes 0", "Invalid flag \"-gpu-lanes 0\" must be > 0"},
     {"-nodes 0", "Invalid flag \"-nodes 0\" must be > 0"},
     {"-nodes -4", "Invalid flag \"-nodes -4\" must be > 0"},
     {"-steps 0", "Invalid flag \"-steps 0\" must be > 0"},
@@ -282,9 +312,9 @@ TEST(OptionMessages, NegativeOutputIsRejected) {
 }
 
 TEST(OptionMessages, MissingArgument) {
-  for (const char* flag : {"-nodes", "-steps", "-width", "-type", "-radix", "-period", "-fraction",
-                           "-kernel", "-iter", "-output", "-scratch", "-sample", "-imbalance",
-                           "-field"}) {
+  for (const char* flag :
+       {"-nodes", "-steps", "-width", "-type", "-radix", "-period", "-fraction", "-kernel", "-iter",
+        "-output", "-scratch", "-sample", "-imbalance", "-field", "-gpu-lanes"}) {
     EXPECT_EQ(usage_error_args({flag}), std::string("Flag \"") + flag + "\" requires an argument")
         << flag;
     EXPECT_EQ(usage_error_args({"-steps", "5", "-and", flag}),

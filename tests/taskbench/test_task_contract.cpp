@@ -273,6 +273,28 @@ TEST(ExecuteTask, ValidTaskWritesOutputAndReturnsKernelResult) {
   for (size_t i = 32; i < 40; ++i) EXPECT_EQ(static_cast<unsigned char>(setup.output[i]), 0xAB);
 }
 
+TEST(ExecuteTask, ContractAloneChecksAndWritesButRunsNoKernel) {
+  // A kernel that would take minutes: execute_contract must not run it.
+  const TaskGraph graph = parse(
+                              "-steps 4 -width 4 -type stencil_1d -kernel gpu_compute_bound "
+                              "-gpu-lanes 100000000 -iter 100000000 -output 32")
+                              .graphs[0];
+  TaskSetup setup(graph, 2, 1);
+  taskbench::execute_contract(setup.args());
+  EXPECT_EQ(read_i64(setup.output.data(), 0), 2);
+  EXPECT_EQ(read_i64(setup.output.data(), 8), 1);
+  EXPECT_EQ(read_i64(setup.output.data(), 16), 2);
+  EXPECT_EQ(read_i64(setup.output.data(), 24), 1);
+}
+
+TEST_F(ExecuteTaskDeathTest, ContractAloneStillChecksInputs) {
+  const TaskGraph graph = parse("-steps 4 -width 4 -type stencil_1d").graphs[0];
+  TaskSetup setup(graph, 2, 1);
+  setup.buffers[1][0] = 9;
+  EXPECT_EXIT(taskbench::execute_contract(setup.args()), ::testing::ExitedWithCode(1),
+              "input 1 \\(from point 1\\) record 0");
+}
+
 TEST(ExecuteTask, TimestepZeroHasNoInputs) {
   const TaskGraph graph = parse("-steps 4 -width 4 -type all_to_all").graphs[0];
   TaskSetup setup(graph, 0, 3);

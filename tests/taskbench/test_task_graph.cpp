@@ -544,6 +544,34 @@ TEST(ClosedForms, FftPowerOfTwo) {
 // ---------------------------------------------------------------------------
 // Section 6 accounting formulas.
 
+TEST(Accounting, GpuComputeBoundIsTwoFlopsPerChainLaneAndIteration) {
+  {
+    const TaskGraph g =
+        parse("-kernel gpu_compute_bound -gpu-lanes 1000 -iter 7 -steps 3 -width 2").graphs[0];
+    EXPECT_EQ(g.task_flops(1, 1), 2 * 4 * 1000 * 7);
+    EXPECT_EQ(g.task_bytes(1, 1), 0);
+    EXPECT_EQ(g.total_flops(), 6 * 2 * 4 * 1000 * 7);
+  }
+  {
+    // Default lanes: 2^18.
+    const TaskGraph g = parse("-kernel gpu_compute_bound -iter 3").graphs[0];
+    EXPECT_EQ(g.task_flops(0, 0), int64_t{2} * 4 * 262144 * 3);
+  }
+  {
+    // -gpu-lanes alone changes nothing for the other kernels.
+    const TaskGraph g = parse("-kernel compute_bound -gpu-lanes 5 -iter 7").graphs[0];
+    EXPECT_EQ(g.task_flops(0, 0), 128 * 7 + 64);
+  }
+}
+
+TEST(KernelNames, GpuComputeBoundRoundTrips) {
+  taskbench::KernelType type = taskbench::KernelType::empty;
+  ASSERT_TRUE(taskbench::parse_kernel_type("gpu_compute_bound", type));
+  EXPECT_EQ(type, taskbench::KernelType::gpu_compute_bound);
+  EXPECT_EQ(taskbench::to_string(type), "gpu_compute_bound");
+  EXPECT_FALSE(taskbench::parse_kernel_type("gpu_compute", type));
+}
+
 TEST(Accounting, PerKernelFormulas) {
   {
     const TaskGraph g = parse("-kernel compute_bound -iter 7").graphs[0];

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "gpu_shared.h"
 #include "task_contract.h"
 
 #ifdef TASKBENCH_HAVE_BLAS
@@ -60,6 +61,28 @@ double kernel_compute_bound2(int64_t iterations) {
   }
   double sum = 0.0;
   for (int j = 0; j < kElements; ++j) sum += c[j];
+  return sum;
+}
+
+double kernel_gpu_compute_bound(int64_t lanes, int64_t iterations) {
+  // Lanes go in groups of kGroup, so that kGroup * kGpuChains independent
+  // chains fill the vector registers (the arithmetic per chain is the GPU's).
+  constexpr int64_t kGroup = 16;
+  constexpr int kValues = static_cast<int>(kGroup) * kGpuChains;
+  double sum = 0.0;
+  for (int64_t first = 0; first < lanes; first += kGroup) {
+    const int count = static_cast<int>(std::min(kGroup, lanes - first)) * kGpuChains;
+    alignas(64) double x[kValues];
+    for (int j = 0; j < count; ++j) x[j] = gpu_chain_start(first + j / kGpuChains, j % kGpuChains);
+    if (count == kValues) {
+      for (int64_t i = 0; i < iterations; ++i)
+        for (int j = 0; j < kValues; ++j) x[j] = x[j] * x[j] + x[j];
+    } else {
+      for (int64_t i = 0; i < iterations; ++i)
+        for (int j = 0; j < count; ++j) x[j] = x[j] * x[j] + x[j];
+    }
+    for (int j = 0; j < count; ++j) sum += x[j];
+  }
   return sum;
 }
 
@@ -190,6 +213,8 @@ double run_kernel(const TaskGraph& graph, int64_t timestep, int64_t point, char*
       return kernel_compute_dgemm(k.iterations, scratch, scratch_bytes);
     case KernelType::io_bound:
       return kernel_io_bound(k.iterations, timestep, point);
+    case KernelType::gpu_compute_bound:
+      return kernel_gpu_compute_bound(k.gpu_lanes, k.iterations);
   }
   return 0.0;
 }

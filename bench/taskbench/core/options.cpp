@@ -1,9 +1,11 @@
 // Command-line parsing and validation of spec section 2.
 #include "options.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string_view>
 
@@ -162,6 +164,10 @@ BenchConfig parse_options(int argc, const char* const* argv) {
       graph.kernel.iterations = integer();
       if (graph.kernel.iterations < 0)
         invalid(flag, std::to_string(graph.kernel.iterations), "must be >= 0");
+    } else if (flag == "-gpu-lanes") {
+      graph.kernel.gpu_lanes = integer();
+      if (graph.kernel.gpu_lanes <= 0)
+        invalid(flag, std::to_string(graph.kernel.gpu_lanes), "must be > 0");
     } else if (flag == "-output") {
       graph.output_bytes = integer();
       if (graph.output_bytes < 16) invalid(flag, std::to_string(graph.output_bytes), "must be >= 16");
@@ -222,6 +228,24 @@ bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, 
   }
 }
 
+std::string parse_choice_flag(int argc, const char* const* argv, const char* flag,
+                              std::initializer_list<const char*> choices, size_t& index) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], flag) != 0) continue;
+    if (i + 1 >= argc) return std::string("Flag \"") + flag + "\" requires an argument";
+    const char* value = argv[++i];
+    const auto chosen = std::find_if(choices.begin(), choices.end(),
+                                     [&](const char* c) { return std::strcmp(c, value) == 0; });
+    if (chosen == choices.end()) {
+      std::string allowed;
+      for (const char* c : choices) allowed += (allowed.empty() ? "" : " or ") + std::string(c);
+      return std::string("Invalid flag \"") + flag + " " + value + "\" must be " + allowed;
+    }
+    index = static_cast<size_t>(chosen - choices.begin());
+  }
+  return {};
+}
+
 std::string usage_text(const std::string& program) {
   return "Usage: " + program + R"( [options] [-and [options]]...
 
@@ -239,11 +263,16 @@ Graph options (each -and starts a new graph from the defaults):
   -period P (3 for spread/random_nearest, else 0)  -fraction F (0.25)
   -kernel NAME (empty)  -iter N (0)  -output B (16)  -scratch B (0)
   -sample S (16)  -imbalance X (0)  -field K (T)
+  -gpu-lanes L (262144)    lanes (GPU threads) of gpu_compute_bound (> 0)
 
 Types: trivial no_comm stencil_1d stencil_1d_periodic dom tree fft all_to_all
        nearest spread random_nearest
 Kernels: empty busy_wait memory_bound compute_dgemm memory_daxpy compute_bound
-         compute_bound2 io_bound load_imbalance
+         compute_bound2 io_bound load_imbalance gpu_compute_bound
+
+gpu_compute_bound: L lanes, each 4 independent chains of x = x*x + x (FP64 FMA)
+  for N = -iter iterations: 2 * 4 * L * N FLOPs per task. Systems with a device
+  option run it on GPUs; on CPUs every system runs the same arithmetic.
 )";
 }
 

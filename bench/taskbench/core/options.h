@@ -3,7 +3,9 @@
 // as the spec requires, so each system may read its own flags from argv.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +42,13 @@ BenchConfig parse_options(int argc, const char* const* argv);
 // `exit_status` (2 for errors, 0 for -h). MPI systems pass print = rank 0.
 bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, int& exit_status,
                         bool print = true);
+
+// Reads a system's own flag `flag VALUE` (last one wins) whose value must be
+// one of `choices`; sets `index` to the chosen one (untouched when absent).
+// Returns "" or the message of a usage error (without the "error: " prefix),
+// e.g. `Invalid flag "-device tpu" must be cpu or gpu`.
+std::string parse_choice_flag(int argc, const char* const* argv, const char* flag,
+                              std::initializer_list<const char*> choices, size_t& index);
 
 // Usage summary printed for -h.
 std::string usage_text(const std::string& program);

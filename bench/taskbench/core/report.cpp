@@ -122,6 +122,8 @@ std::string configuration_text(const BenchConfig& config) {
     out += format("        Iterations: %ld\n", g.kernel.iterations);
     out += format("        Samples: %ld\n", g.kernel.samples);
     out += format("        Imbalance: %f\n", g.kernel.imbalance);
+    if (g.kernel.type == KernelType::gpu_compute_bound)
+      out += format("        GPU Lanes: %ld\n", g.kernel.gpu_lanes);
     out += format("      Output Bytes: %ld\n", g.output_bytes);
     out += format("      Scratch Bytes: %ld\n", g.scratch_bytes);
     if (config.verbosity >= 1) append_timesteps(g, config.verbosity, out);
@@ -190,6 +192,8 @@ void write_json_report(const BenchConfig& config, const RunInfo& info, const std
                       {"imbalance", g.kernel.imbalance},
                       {"output_bytes", g.output_bytes},
                       {"scratch_bytes", g.scratch_bytes}});
+    if (g.kernel.type == KernelType::gpu_compute_bound)
+      graphs.back()["gpu_lanes"] = g.kernel.gpu_lanes;
   }
   const double seconds = info.elapsed_seconds;
   const nlohmann::json report = {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "gpu_shared.h"
 #include "kernels.h"
 
 namespace taskbench {
@@ -30,18 +31,6 @@ std::atomic<FatalHandler> fatal_handler{&default_fatal};
 std::string task_name(const TaskGraph& g, int64_t timestep, int64_t point) {
   return "graph " + std::to_string(g.graph_index) + ", timestep " + std::to_string(timestep) +
          ", point " + std::to_string(point);
-}
-
-uint64_t broadcast_word(uint64_t index) {
-  // splitmix64: cheap, and every word differs, so misplaced chunks show.
-  uint64_t z = index + 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-unsigned char broadcast_tail_byte(size_t offset) {
-  return static_cast<unsigned char>(offset * 131 + 7);
 }
 
 }  // namespace
@@ -116,7 +105,7 @@ std::string check_broadcast(const char* data, size_t bytes) {
   return {};
 }
 
-double execute_task(const TaskArgs& args) {
+void execute_contract(const TaskArgs& args) {
   const TaskGraph& g = *args.graph;
   const int64_t t = args.timestep;
   const int64_t p = args.point;
@@ -151,7 +140,7 @@ double execute_task(const TaskArgs& args) {
     if (!problem.empty()) fatal(task_name(g, t, p) + ": " + problem);
   }
 
-  // 7.3 output, 7.4 scratch, 7.5 kernel.
+  // 7.3 output, 7.4 scratch (7.5, the kernel, is execute_task's).
   fill_output(args.output, args.output_bytes, t, p);
   if (args.scratch_bytes != 0) {
     uint64_t marker;
@@ -159,7 +148,12 @@ double execute_task(const TaskArgs& args) {
     if (marker != kScratchMarker)
       fatal(task_name(g, t, p) + ": scratch memory does not start with the marker");
   }
-  const double result = run_kernel(g, t, p, args.scratch, args.scratch_bytes);
+}
+
+double execute_task(const TaskArgs& args) {
+  execute_contract(args);
+  const double result =
+      run_kernel(*args.graph, args.timestep, args.point, args.scratch, args.scratch_bytes);
   kernel_result_sink = result;
   return result;
 }

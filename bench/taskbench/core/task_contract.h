@@ -61,6 +61,11 @@ using FatalHandler = void (*)(const std::string& diagnostic);
 void set_fatal_handler(FatalHandler handler);
 [[noreturn]] void fatal(const std::string& diagnostic);
 
+// Runs steps 7.1-7.4 for one task (everything but the kernel); on any
+// violation calls fatal(). For systems that run the kernel elsewhere (on a
+// GPU: mpi_omp -device gpu).
+void execute_contract(const TaskArgs& args);
+
 // Runs steps 7.1-7.5 for one task; on any violation calls fatal().
 // Returns the kernel's observable result (callers may ignore it: it is also
 // folded into a per-thread sink so the compiler cannot drop the work).

@@ -41,6 +41,7 @@ constexpr NamedKernel kKernelNames[] = {
     {"compute_bound2", KernelType::compute_bound2},
     {"io_bound", KernelType::io_bound},
     {"load_imbalance", KernelType::load_imbalance},
+    {"gpu_compute_bound", KernelType::gpu_compute_bound},
 };
 
 // ceil(log2(w)) for w >= 1.
@@ -369,6 +370,8 @@ int64_t TaskGraph::task_flops(int64_t timestep, int64_t point) const {
       const int64_t n = floor_sqrt(scratch_bytes / 24);
       return 2 * n * n * n * kernel.iterations;
     }
+    case KernelType::gpu_compute_bound:
+      return 2 * kGpuChains * kernel.gpu_lanes * kernel.iterations;
     default:
       return 0;
   }

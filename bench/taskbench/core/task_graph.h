@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu_shared.h"
+
 namespace taskbench {
 
 enum class DependenceType {
@@ -37,6 +39,11 @@ enum class KernelType {
   compute_bound2,
   io_bound,
   load_imbalance,
+  // TaskGrid's GPU kernel (core/gpu_shared.h): -gpu-lanes lanes, each running
+  // kGpuChains independent FMA chains for -iter iterations;
+  // FLOPs per task = 2 * kGpuChains * lanes * iterations. On CPUs every
+  // system runs the same arithmetic on the host (the reference).
+  gpu_compute_bound,
 };
 
 std::string_view to_string(DependenceType type);
@@ -47,9 +54,10 @@ bool parse_kernel_type(std::string_view name, KernelType& out);
 
 struct KernelConfig {
   KernelType type = KernelType::empty;
-  int64_t iterations = 0;  // -iter
-  int64_t samples = 16;    // -sample
-  double imbalance = 0.0;  // -imbalance
+  int64_t iterations = 0;                // -iter
+  int64_t samples = 16;                  // -sample
+  double imbalance = 0.0;                // -imbalance
+  int64_t gpu_lanes = kDefaultGpuLanes;  // -gpu-lanes (gpu_compute_bound only)
 };
 
 // An inclusive range of points, [first, last].

@@ -424,8 +424,14 @@ int run_system(int argc, char** argv, const char* name, int thread_level, System
   int status = 0;
   // Every rank parses the same argv and reaches the same verdict.
   if (!parse_command_line(argc, argv, config, status, world.rank == 0)) {
+    if (config.help && world.rank == 0) std::fputs(system.help_text(), stdout);
     finalize(world);
     return status;
+  }
+  if (const std::string problem = system.parse_flags(argc, argv, config); !problem.empty()) {
+    if (world.rank == 0) std::fprintf(stderr, "error: %s\n", problem.c_str());
+    finalize(world);
+    return 2;
   }
   if (world.rank == 0) {
     std::fputs(configuration_text(config).c_str(), stdout);

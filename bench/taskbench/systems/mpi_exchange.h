@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/options.h"
@@ -213,6 +214,15 @@ class GraphExchange {
 class System {
  public:
   virtual ~System() = default;
+  // The system's own flags, read after the common ones parsed (the same
+  // verdict on every rank): "" or the message of a usage error (printed by
+  // rank 0 as "error: <message>", status 2).
+  virtual std::string parse_flags(int /*argc*/, const char* const* /*argv*/,
+                                  const BenchConfig& /*config*/) {
+    return {};
+  }
+  // Printed after the usage for -h (its own flags); "" for none.
+  virtual const char* help_text() const { return ""; }
   // Untimed, once, after planning: size per-thread state. Returns the number
   // of threads per rank the system runs with.
   virtual int prepare(const BenchConfig& config, size_t max_inputs) = 0;

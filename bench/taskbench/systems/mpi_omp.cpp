@@ -2,20 +2,68 @@
 // "forall" style of the papers: per timestep, the messages of that timestep
 // complete, then one parallel loop runs the local points, then the master
 // sends the outputs. MPI is called from the master thread only (FUNNELED).
+//
+// -device gpu (built with CUDA, TASKBENCH_HAVE_CUDA): the baseline for GPUs,
+// MPI+OpenMP changed only to launch the kernel on a GPU. The loop runs each
+// task's contract on the host as with -device cpu, then launches the
+// gpu_compute_bound kernel (the only kernel it accepts) on the CUDA stream of
+// its OpenMP thread; each thread waits for its stream before the loop ends.
+// Each rank uses GPU (node-local rank mod GPUs of the node).
 #include <omp.h>
 
 #include <algorithm>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include "mpi_exchange.h"
+
+#ifdef TASKBENCH_HAVE_CUDA
+#include "gpu/gpu_kernels.h"
+#endif
 
 namespace {
 
 using namespace taskbench;
 using namespace taskbench::mpi;
 
+constexpr const char* kDeviceFlag = "-device";
+
 class MpiOmpSystem final : public System {
  public:
+  ~MpiOmpSystem() override {
+#ifdef TASKBENCH_HAVE_CUDA
+    for (void* stream : streams_) gpu::destroy_stream(stream);
+#endif
+  }
+
+  std::string parse_flags(int argc, const char* const* argv, const BenchConfig& config) override {
+    size_t index = 0;
+    std::string problem = parse_choice_flag(argc, argv, kDeviceFlag, {"cpu", "gpu"}, index);
+    if (!problem.empty()) return problem;
+    gpu_ = index == 1;
+    if (!gpu_) return {};
+#ifndef TASKBENCH_HAVE_CUDA
+    (void)config;
+    return "taskbench-mpi_omp was built without CUDA (no nvcc, or TASKBENCH_CUDA=OFF): "
+           "-device gpu is not available";
+#else
+    for (const TaskGraph& g : config.graphs)
+      if (g.kernel.type != KernelType::gpu_compute_bound)
+        return "-device gpu runs the gpu_compute_bound kernel only (graph " +
+               std::to_string(g.graph_index) + " has kernel \"" +
+               std::string(to_string(g.kernel.type)) + "\")";
+    return {};
+#endif
+  }
+
+  const char* help_text() const override {
+    return "\nMPI+OpenMP options:\n"
+           "  -device cpu|gpu          cpu (default): kernels run on the OpenMP threads\n"
+           "                           gpu: gpu_compute_bound runs on a CUDA GPU, launched by\n"
+           "                           each OpenMP thread on its own stream\n";
+  }
+
   int prepare(const BenchConfig& config, size_t max_inputs) override {
     const int requested =
         config.workers > 0 ? static_cast<int>(config.workers) : omp_get_max_threads();
@@ -28,7 +76,9 @@ class MpiOmpSystem final : public System {
       granted = omp_get_num_threads();
     }
     threads_ = requested;
-    scratch_.assign(static_cast<size_t>(std::max(requested, granted)), TaskScratch(max_inputs));
+    const size_t slots = static_cast<size_t>(std::max(requested, granted));
+    scratch_.assign(slots, TaskScratch(max_inputs));
+    if (gpu_) prepare_gpu(slots);
     return granted;
   }
 
@@ -42,13 +92,17 @@ class MpiOmpSystem final : public System {
 
       int64_t tasks = 0;
       int64_t inputs = 0;
+      if (gpu_) {
+        run_step_on_gpu(graph, current, broadcast, tasks, inputs);
+      } else {
 #pragma omp parallel for num_threads(threads_) schedule(static) reduction(+ : tasks, inputs)
-      for (int64_t p = current.local_first; p < current.local_end; ++p) {
-        TaskScratch& scratch = scratch_[static_cast<size_t>(omp_get_thread_num())];
-        const TaskArgs args = graph.task_args(current, p, scratch, broadcast);
-        execute_task(args);
-        tasks += 1;
-        inputs += static_cast<int64_t>(args.num_inputs);
+        for (int64_t p = current.local_first; p < current.local_end; ++p) {
+          TaskScratch& scratch = scratch_[static_cast<size_t>(omp_get_thread_num())];
+          const TaskArgs args = graph.task_args(current, p, scratch, broadcast);
+          execute_task(args);
+          tasks += 1;
+          inputs += static_cast<int64_t>(args.num_inputs);
+        }
       }
       counts.tasks += tasks;
       counts.inputs += inputs;
@@ -61,6 +115,65 @@ class MpiOmpSystem final : public System {
   }
 
  private:
+#ifdef TASKBENCH_HAVE_CUDA
+  static void check(const std::string& problem) {
+    if (!problem.empty()) fatal(problem);
+  }
+
+  // One GPU per rank (node-local rank mod the node's GPUs), one stream per
+  // OpenMP thread. No usable GPU ends the job naming CUDA's error.
+  void prepare_gpu(size_t slots) {
+    std::string error;
+    const int devices = gpu::device_count(error);
+    if (devices < 0)
+      fatal("-device gpu: no usable CUDA device (cudaGetDeviceCount: " + error + ")");
+    if (devices == 0) fatal("-device gpu: no usable CUDA device (cudaGetDeviceCount found none)");
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int local_rank = 0;
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_free(&node);
+    device_ = local_rank % devices;
+    check(gpu::set_device(device_));
+    streams_.assign(slots, nullptr);
+    for (void*& stream : streams_) check(gpu::create_stream(stream));
+  }
+
+  void run_step_on_gpu(GraphExchange& graph, const Step& current, const BroadcastView& broadcast,
+                       int64_t& tasks, int64_t& inputs) {
+    const KernelConfig& kernel = graph.graph().kernel;
+#pragma omp parallel num_threads(threads_) reduction(+ : tasks, inputs)
+    {
+      const auto thread = static_cast<size_t>(omp_get_thread_num());
+      TaskScratch& scratch = scratch_[thread];
+      void* stream = streams_[thread];
+      check(gpu::set_device(device_));  // the calling thread's current device
+#pragma omp for schedule(static)
+      for (int64_t p = current.local_first; p < current.local_end; ++p) {
+        const TaskArgs args = graph.task_args(current, p, scratch, broadcast);
+        execute_contract(args);
+        try {
+          gpu::launch_compute_bound(stream, kernel.gpu_lanes, kernel.iterations);
+        } catch (const std::exception& error) {
+          fatal(error.what());
+        }
+        tasks += 1;
+        inputs += static_cast<int64_t>(args.num_inputs);
+      }
+      check(gpu::synchronize_stream(stream));
+    }
+  }
+
+  int device_ = 0;
+  std::vector<void*> streams_;  // one per thread
+#else
+  void prepare_gpu(size_t) { fatal("taskbench-mpi_omp was built without CUDA"); }
+  void run_step_on_gpu(GraphExchange&, const Step&, const BroadcastView&, int64_t&, int64_t&) {
+    fatal("taskbench-mpi_omp was built without CUDA");
+  }
+#endif
+
+  bool gpu_ = false;
   int threads_ = 1;
   std::vector<TaskScratch> scratch_;  // one per thread
 };

@@ -13,6 +13,11 @@
 // so METG figures compare like with like; `-taskgrid:placement scheduler`
 // drops the hints and lets TASKGRID_SCHEDULER place every task.
 //
+// Devices: -taskgrid:device gpu makes every benchmark task a device task
+// (taskgrid_common.h, tg::Device): it runs on the devices of its rank
+// (TASKGRID_DEVICE: CUDA GPUs, or emulated ones), and the runtime moves the
+// data between the ranks' devices.
+//
 // Timing (spec 8.4): one untimed warm-up pass (-taskgrid:warmup 0: none),
 // then one timed pass, each bracketed on rank 0 by taskbench::wall_seconds() around the submission
 // of all tasks and taskgrid::wait_all(). Execution counts are per-rank atomics, gathered after each
@@ -145,13 +150,19 @@ int main(int argc, char** argv) {
           "                           hint (default): block distribution of points over ranks\n"
           "                           scheduler: TASKGRID_SCHEDULER places every task\n",
           stdout);
-    if (g_config.help && print) std::fputs(tg::kWarmupHelp, stdout);
+    if (g_config.help && print) {
+      std::fputs(tg::kWarmupHelp, stdout);
+      std::fputs(tg::kDeviceHelp, stdout);
+    }
     return status;
   }
   Placement placement = Placement::hint;
   bool warmup = true;
+  tg::Device device = tg::Device::cpu;
   std::string problem = parse_placement(argc, argv, placement);
   if (problem.empty()) problem = tg::parse_warmup(argc, argv, warmup);
+  if (problem.empty()) problem = tg::parse_device(argc, argv, device);
+  if (problem.empty()) problem = tg::check_device(g_config, device);
   if (!problem.empty()) {
     if (print) std::fprintf(stderr, "error: %s\n", problem.c_str());
     return 2;
@@ -162,7 +173,7 @@ int main(int argc, char** argv) {
   set_fatal_handler(&abort_job);
   tg::Functions functions;
   try {
-    functions = tg::register_functions();
+    functions = tg::register_functions(device);
     taskgrid::start(&argc, &argv);  // ranks > 0 serve here and exit
   } catch (const std::exception& error) {
     if (print) std::fprintf(stderr, "error: %s\n", error.what());

@@ -8,6 +8,11 @@
 #include <thread>
 
 #include "core/task_contract.h"
+#include "taskgrid/device.hpp"
+
+#ifdef TASKBENCH_HAVE_CUDA
+#include "gpu/gpu_kernels.h"
+#endif
 
 namespace taskbench::tg {
 namespace {
@@ -33,24 +38,6 @@ using AlignedMemory = std::unique_ptr<char, FreeDeleter>;
 
 }  // namespace
 
-std::string parse_choice_flag(int argc, const char* const* argv, const char* flag,
-                              std::initializer_list<const char*> choices, size_t& index) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], flag) != 0) continue;
-    if (i + 1 >= argc) return std::string("Flag \"") + flag + "\" requires an argument";
-    const char* value = argv[++i];
-    const auto chosen = std::find_if(choices.begin(), choices.end(),
-                                     [&](const char* c) { return std::strcmp(c, value) == 0; });
-    if (chosen == choices.end()) {
-      std::string allowed;
-      for (const char* c : choices) allowed += (allowed.empty() ? "" : " or ") + std::string(c);
-      return std::string("Invalid flag \"") + flag + " " + value + "\" must be " + allowed;
-    }
-    index = static_cast<size_t>(chosen - choices.begin());
-  }
-  return {};
-}
-
 std::string parse_warmup(int argc, const char* const* argv, bool& warmup) {
   size_t index = warmup ? 1 : 0;
   std::string problem = parse_choice_flag(argc, argv, kWarmupFlag, {"0", "1"}, index);
@@ -65,36 +52,202 @@ const BenchConfig& config() {
   return *g_config;
 }
 
-Functions register_functions() {
-  static const Functions functions{taskgrid::register_function("taskbench_task", run_task),
-                                   taskgrid::register_function("taskbench_republish", republish)};
+std::string parse_device(int argc, const char* const* argv, Device& device) {
+  size_t index = device == Device::gpu ? 1 : 0;
+  std::string problem = parse_choice_flag(argc, argv, kDeviceFlag, {"cpu", "gpu"}, index);
+  device = index == 1 ? Device::gpu : Device::cpu;
+  return problem;
+}
+
+std::string check_device(const BenchConfig& config, Device device) {
+  if (device == Device::cpu) return {};
+  for (const TaskGraph& g : config.graphs) {
+    const std::string graph = "graph " + std::to_string(g.graph_index);
+    if (g.kernel.type != KernelType::gpu_compute_bound)
+      return std::string(kDeviceFlag) + " gpu runs the gpu_compute_bound kernel only (" + graph +
+             " has kernel \"" + std::string(to_string(g.kernel.type)) + "\")";
+    if (g.scratch_bytes != 0)
+      return std::string(kDeviceFlag) + " gpu: device tasks have no scratch memory (" + graph +
+             " has -scratch " + std::to_string(g.scratch_bytes) + ")";
+  }
+  return {};
+}
+
+Functions register_functions(Device device) {
+  static const Functions functions{
+      device == Device::gpu
+          ? taskgrid::register_device_function("taskbench_task", nullptr, run_task_on_device)
+          : taskgrid::register_function("taskbench_task", run_task),
+      taskgrid::register_function("taskbench_republish", republish)};
   return functions;
 }
 
-void run_task(taskgrid::TaskContext& ctx) {
+namespace {
+
+// What a task's arguments and buffers say, checked against the configuration.
+struct DecodedTask {
+  TaskKey key;
+  const TaskGraph* graph;
+  size_t num_inputs;   // input buffers, the first ones
+  bool has_broadcast;  // then the -broadcast buffer; the output is last
+};
+
+DecodedTask decode_task(const taskgrid::TaskContext& ctx) {
   const size_t args_size = ctx.args_size();
   if (args_size < sizeof(TaskKey) || (args_size - sizeof(TaskKey)) % sizeof(int64_t) != 0)
     fatal("task has " + std::to_string(args_size) +
           " argument bytes, expected a key and whole input points");
-  const auto key = ctx.arg<TaskKey>();
+  DecodedTask task{ctx.arg<TaskKey>(), nullptr, 0, false};
   const BenchConfig& cfg = config();
-  if (key.graph < 0 || static_cast<size_t>(key.graph) >= cfg.graphs.size())
-    task_fatal(key, "the graph does not exist");
-  const TaskGraph& graph = cfg.graphs[static_cast<size_t>(key.graph)];
-  const bool has_broadcast = cfg.broadcast_bytes > 0;
-  const size_t fixed = has_broadcast ? 2 : 1;  // [broadcast,] output
+  if (task.key.graph < 0 || static_cast<size_t>(task.key.graph) >= cfg.graphs.size())
+    task_fatal(task.key, "the graph does not exist");
+  task.graph = &cfg.graphs[static_cast<size_t>(task.key.graph)];
+  task.has_broadcast = cfg.broadcast_bytes > 0;
+  const size_t fixed = task.has_broadcast ? 2 : 1;  // [broadcast,] output
   const size_t num_data = ctx.num_data();
   if (num_data < fixed)
-    task_fatal(key, "the task has " + std::to_string(num_data) + " buffers, needs at least " +
-                        std::to_string(fixed));
-  const size_t num_inputs = num_data - fixed;
+    task_fatal(task.key, "the task has " + std::to_string(num_data) + " buffers, needs at least " +
+                             std::to_string(fixed));
+  task.num_inputs = num_data - fixed;
   const size_t num_points = (args_size - sizeof(TaskKey)) / sizeof(int64_t);
-  if (num_points != num_inputs)
-    task_fatal(key, "the task has " + std::to_string(num_inputs) + " input buffers and " +
-                        std::to_string(num_points) + " input points");
+  if (num_points != task.num_inputs)
+    task_fatal(task.key, "the task has " + std::to_string(task.num_inputs) + " input buffers and " +
+                             std::to_string(num_points) + " input points");
+  return task;
+}
 
-  // One thread_local (one TLS lookup); filled by index once sized. The input
-  // points are copied out: the argument bytes need not be aligned.
+// Copies the input points out of the arguments (they need not be aligned).
+void copy_input_points(const taskgrid::TaskContext& ctx, size_t num_inputs, int64_t* points) {
+  if (num_inputs)
+    std::memcpy(points, static_cast<const char*>(ctx.args()) + sizeof(TaskKey),
+                num_inputs * sizeof(int64_t));
+}
+
+void count_task(size_t num_inputs) {
+  g_tasks.value.fetch_add(1, std::memory_order_relaxed);
+  g_inputs.value.fetch_add(static_cast<int64_t>(num_inputs), std::memory_order_relaxed);
+}
+
+// The emulated device: the whole contract and the kernel's CPU reference as
+// host work on the task's stream, through the host views of its buffers.
+void run_on_emulated_device(const taskgrid::TaskContext& ctx, const DecodedTask& task) {
+  struct Work {
+    DecodedTask task;
+    std::vector<int64_t> points;
+    std::vector<InputView> inputs;
+    char* output;
+    size_t output_bytes;
+    const char* broadcast;
+    size_t broadcast_bytes;
+  };
+  auto work = std::make_shared<Work>();
+  work->task = task;
+  work->points.resize(task.num_inputs);
+  copy_input_points(ctx, task.num_inputs, work->points.data());
+  work->inputs.resize(task.num_inputs);
+  for (size_t k = 0; k < task.num_inputs; ++k)
+    work->inputs[k] = {static_cast<const char*>(taskgrid::emulated_view(ctx, k)), ctx.size(k)};
+  const size_t last = ctx.num_data() - 1;
+  work->output = static_cast<char*>(taskgrid::emulated_view(ctx, last));
+  work->output_bytes = ctx.size(last);
+  work->broadcast = task.has_broadcast
+                        ? static_cast<const char*>(taskgrid::emulated_view(ctx, task.num_inputs))
+                        : nullptr;
+  work->broadcast_bytes = task.has_broadcast ? ctx.size(task.num_inputs) : 0;
+  taskgrid::launch_host_work(ctx, [work] {
+    const DecodedTask& t = work->task;
+    // The stream's thread has its own scratch (its tasks run one at a time).
+    const size_t scratch_bytes = static_cast<size_t>(t.graph->scratch_bytes);
+    const TaskArgs args{t.graph,
+                        t.key.timestep,
+                        t.key.point,
+                        work->output,
+                        work->output_bytes,
+                        work->inputs.data(),
+                        work->points.data(),
+                        t.num_inputs,
+                        thread_scratch(static_cast<size_t>(t.key.graph), scratch_bytes),
+                        scratch_bytes,
+                        work->broadcast,
+                        work->broadcast_bytes};
+    execute_task(args);
+    count_task(t.num_inputs);
+  });
+}
+
+#ifdef TASKBENCH_HAVE_CUDA
+// A CUDA device: the host checks what needs no data (7.1, the wiring, the
+// buffer sizes), then the contract kernel checks the inputs' records and the
+// broadcast buffer and writes the output, then gpu_compute_bound runs, then
+// host work on the stream reads the contract's failure record: a violation
+// ends the job as on CPUs. Nothing here waits for the stream.
+void run_on_cuda_device(const taskgrid::TaskContext& ctx, const DecodedTask& task) {
+  const TaskGraph& g = *task.graph;
+  const TaskKey& key = task.key;
+  if (key.timestep < 0 || key.timestep >= g.timesteps || !g.is_active(key.timestep, key.point))
+    task_fatal(key, "task is not in the graph");
+  const size_t last = ctx.num_data() - 1;
+  const auto output_bytes = static_cast<size_t>(g.output_bytes);
+  if (ctx.size(last) != output_bytes)
+    task_fatal(key, "output buffer has " + std::to_string(ctx.size(last)) + " bytes, expected " +
+                        std::to_string(output_bytes));
+  struct Lists {
+    std::vector<int64_t> points;
+    std::vector<int64_t> expected;
+    std::vector<const char*> inputs;
+  };
+  thread_local Lists lists;
+  lists.points.resize(task.num_inputs);
+  copy_input_points(ctx, task.num_inputs, lists.points.data());
+  g.effective_inputs(key.timestep, key.point, lists.expected);
+  const size_t inputs = lists.expected.size();
+  if (task.num_inputs < inputs)
+    task_fatal(key, "got " + std::to_string(task.num_inputs) + " inputs, expected " +
+                        std::to_string(inputs));
+  lists.inputs.resize(inputs);
+  for (size_t k = 0; k < inputs; ++k) {
+    if (lists.points[k] != lists.expected[k])
+      task_fatal(key, "input " + std::to_string(k) + " was taken from point " +
+                          std::to_string(lists.points[k]) + ", but dependency " +
+                          std::to_string(k) + " is point " + std::to_string(lists.expected[k]));
+    if (ctx.size(k) != output_bytes)
+      task_fatal(key, "input " + std::to_string(k) + " (from point " +
+                          std::to_string(lists.expected[k]) + ") has " +
+                          std::to_string(ctx.size(k)) + " bytes, expected " +
+                          std::to_string(output_bytes));
+    lists.inputs[k] = static_cast<const char*>(ctx.data(k));
+  }
+  const gpu::DeviceTask device_task{
+      key.graph,
+      key.timestep,
+      key.point,
+      static_cast<char*>(ctx.data(last)),
+      output_bytes,
+      lists.inputs.data(),
+      lists.expected.data(),
+      inputs,
+      task.has_broadcast ? static_cast<const char*>(ctx.data(task.num_inputs)) : nullptr,
+      task.has_broadcast ? ctx.size(task.num_inputs) : 0};
+  void* stream = ctx.stream();
+  gpu::FailureRecord* record = gpu::failure_record(stream);
+  gpu::launch_contract(stream, device_task, record);
+  gpu::launch_compute_bound(stream, g.kernel.gpu_lanes, g.kernel.iterations);
+  const size_t counted = task.num_inputs;
+  taskgrid::launch_host_work(ctx, [record, counted] {
+    const std::string problem = gpu::take_failure(record);
+    if (!problem.empty()) fatal(problem);
+    count_task(counted);
+  });
+}
+#endif
+
+}  // namespace
+
+void run_task(taskgrid::TaskContext& ctx) {
+  const DecodedTask task = decode_task(ctx);
+  const size_t num_inputs = task.num_inputs;
+
+  // One thread_local (one TLS lookup); filled by index once sized.
   struct TaskLists {
     std::vector<int64_t> input_points;
     std::vector<InputView> inputs;
@@ -106,28 +259,48 @@ void run_task(taskgrid::TaskContext& ctx) {
     inputs.resize(num_inputs);
     input_points.resize(num_inputs);
   }
-  if (num_inputs)
-    std::memcpy(input_points.data(), static_cast<const char*>(ctx.args()) + sizeof(TaskKey),
-                num_inputs * sizeof(int64_t));
+  copy_input_points(ctx, num_inputs, input_points.data());
   for (size_t k = 0; k < num_inputs; ++k)
     inputs[k] = {static_cast<const char*>(ctx.data(k)), ctx.size(k)};
 
-  const size_t scratch_bytes = static_cast<size_t>(graph.scratch_bytes);
-  const TaskArgs args{&graph,
-                      key.timestep,
-                      key.point,
+  const size_t num_data = ctx.num_data();
+  const size_t scratch_bytes = static_cast<size_t>(task.graph->scratch_bytes);
+  const TaskArgs args{task.graph,
+                      task.key.timestep,
+                      task.key.point,
                       static_cast<char*>(ctx.data(num_data - 1)),
                       ctx.size(num_data - 1),
                       inputs.data(),
                       input_points.data(),
                       num_inputs,
-                      thread_scratch(static_cast<size_t>(key.graph), scratch_bytes),
+                      thread_scratch(static_cast<size_t>(task.key.graph), scratch_bytes),
                       scratch_bytes,
-                      has_broadcast ? static_cast<const char*>(ctx.data(num_inputs)) : nullptr,
-                      has_broadcast ? ctx.size(num_inputs) : 0};
+                      task.has_broadcast ? static_cast<const char*>(ctx.data(num_inputs)) : nullptr,
+                      task.has_broadcast ? ctx.size(num_inputs) : 0};
   execute_task(args);
-  g_tasks.value.fetch_add(1, std::memory_order_relaxed);
-  g_inputs.value.fetch_add(static_cast<int64_t>(num_inputs), std::memory_order_relaxed);
+  count_task(num_inputs);
+}
+
+void run_task_on_device(taskgrid::TaskContext& ctx) {
+  const DecodedTask task = decode_task(ctx);
+  switch (taskgrid::device_kind(ctx)) {
+    case taskgrid::DeviceKind::emulated:
+      run_on_emulated_device(ctx, task);
+      return;
+    case taskgrid::DeviceKind::cuda:
+#ifdef TASKBENCH_HAVE_CUDA
+      run_on_cuda_device(ctx, task);
+      return;
+#else
+      task_fatal(task.key,
+                 "the rank has a CUDA device, but this Task Bench was built without CUDA (no "
+                 "nvcc, or TASKBENCH_CUDA=OFF): rebuild it with CUDA, or run with "
+                 "TASKGRID_DEVICE=emulated or -taskgrid:device cpu");
+#endif
+    case taskgrid::DeviceKind::cpu:
+      break;
+  }
+  task_fatal(task.key, "the device implementation ran on a CPU");
 }
 
 void republish(taskgrid::TaskContext&) {}

@@ -45,16 +45,46 @@ struct TaskKey {
 void set_config(const BenchConfig& config);
 const BenchConfig& config();
 
-// Registers the task functions below (idempotent); call before start().
+// -taskgrid:device cpu (default) | gpu: where the benchmark tasks run.
+//   cpu: a plain task function (run_task).
+//   gpu: a device task (taskgrid::register_device_function) with no CPU
+//     implementation, so that a rank without a device (TASKGRID_DEVICE unset
+//     on a machine without GPUs, or none) ends the job at its first task with
+//     the runtime's message naming the task, the rank and TASKGRID_DEVICE,
+//     instead of silently running on the CPU. TaskGrid has no public query of
+//     a rank's devices, and the runtime routes such a task in one place.
+//     Every graph's kernel must be gpu_compute_bound (no -scratch): on a CUDA
+//     device the contract runs as a kernel (bench/taskbench/gpu) and then the
+//     gpu_compute_bound kernel; on an emulated device (TASKGRID_DEVICE=emulated)
+//     both run as host work on the task's stream (execute_task, the kernel's
+//     CPU reference).
+enum class Device { cpu, gpu };
+constexpr const char* kDeviceFlag = "-taskgrid:device";
+constexpr const char* kDeviceHelp =
+    "  -taskgrid:device cpu|gpu\n"
+    "                           cpu (default): tasks run on the ranks' cores\n"
+    "                           gpu: tasks run on the ranks' devices (TASKGRID_DEVICE; kernel\n"
+    "                           gpu_compute_bound); a rank without a device ends the job\n";
+// Reads -taskgrid:device. Returns "" or the message of a usage error.
+std::string parse_device(int argc, const char* const* argv, Device& device);
+// "" when `config` can run with `device`, else the message of a usage error.
+std::string check_device(const BenchConfig& config, Device device);
+
+// Registers the task functions below (idempotent: the first call's `device`
+// wins); call before start(), with the same `device` on every rank.
 struct Functions {
-  taskgrid::FunctionId task;       // run_task
+  taskgrid::FunctionId task;       // run_task, or run_task_on_device
   taskgrid::FunctionId republish;  // republish
 };
-Functions register_functions();
+Functions register_functions(Device device = Device::cpu);
 
 // One Task Bench task (arguments above): builds TaskArgs, runs execute_task()
 // (fatal() on any contract violation) and counts the task and its inputs.
 void run_task(taskgrid::TaskContext& ctx);
+// The same task as a device implementation (see Device): every buffer is
+// device memory; the work goes on the task's stream and the task and its
+// inputs are counted when it has run there.
+void run_task_on_device(taskgrid::TaskContext& ctx);
 // Does nothing: submitted with inout on the broadcast handle (rank 0), it
 // makes a new version with the same content, so that each pass moves the
 // buffer to the other ranks again, as the MPI baseline's timed MPI_Bcast.
@@ -79,11 +109,8 @@ inline int block_owner(int64_t point, int64_t width, int64_t ranks) {
   return static_cast<int>(((point + 1) * ranks - 1) / width);
 }
 
-// Reads a TaskGrid flag `flag VALUE` (last one wins) whose value must be one
-// of `choices`; sets `index` to the chosen one (untouched when absent).
-// Returns "" or the message of a usage error (without the "error: " prefix).
-std::string parse_choice_flag(int argc, const char* const* argv, const char* flag,
-                              std::initializer_list<const char*> choices, size_t& index);
+// Reads a TaskGrid flag `flag VALUE` (core/options.h).
+using taskbench::parse_choice_flag;
 
 // -taskgrid:warmup 1 (default) | 0: whether an untimed warm-up pass comes
 // before the timed one. 0 is for runs whose single pass is long and whose

@@ -15,6 +15,10 @@
 // it. Each rank keeps only its own tasks; the runtime moves outputs peer to
 // peer.
 //
+// Devices: -taskgrid:device gpu makes every task a device task (see
+// taskgrid_common.h, tg::Device); the flag is read before start(), the
+// configuration's fitness for it after.
+//
 // Timing (spec 8.4): one untimed warm-up pass (-taskgrid:warmup 0: none),
 // then one timed pass, each bracketed by MPI_Barrier + MPI_Wtime around the submission of all tasks
 // and taskgrid::wait_all() (this rank's tasks). With -broadcast, each pass
@@ -59,17 +63,22 @@ int ranks_on_node(MPI_Comm comm) {
 }
 
 // Every rank's program after start(); returns the same status everywhere.
-int run(int argc, char** argv, const tg::Functions& functions) {
+int run(int argc, char** argv, const tg::Functions& functions, tg::Device device) {
   const int rank = taskgrid::rank();
   const int ranks = taskgrid::num_ranks();
   // Every rank parses the same argv and reaches the same verdict.
   int status = 0;
   if (!parse_command_line(argc, argv, g_config, status, rank == 0)) {
-    if (g_config.help && rank == 0) std::fputs(tg::kWarmupHelp, stdout);
+    if (g_config.help && rank == 0) {
+      std::fputs(tg::kWarmupHelp, stdout);
+      std::fputs(tg::kDeviceHelp, stdout);
+    }
     return status;
   }
   bool warmup = true;
-  if (const std::string problem = tg::parse_warmup(argc, argv, warmup); !problem.empty()) {
+  std::string problem = tg::parse_warmup(argc, argv, warmup);
+  if (problem.empty()) problem = tg::check_device(g_config, device);
+  if (!problem.empty()) {
     if (rank == 0) std::fprintf(stderr, "error: %s\n", problem.c_str());
     return 2;
   }
@@ -130,10 +139,17 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // The device decides how the task function is registered, before start().
+  tg::Device device = tg::Device::cpu;
+  if (const std::string problem = tg::parse_device(argc, argv, device); !problem.empty()) {
+    if (print) std::fprintf(stderr, "error: %s\n", problem.c_str());
+    return 2;
+  }
+
   set_fatal_handler(&abort_job);
   tg::Functions functions;
   try {
-    functions = tg::register_functions();
+    functions = tg::register_functions(device);
     taskgrid::start(&argc, &argv, taskgrid::Mode::spmd);
   } catch (const std::exception& error) {
     if (print) std::fprintf(stderr, "error: %s\n", error.what());
@@ -143,7 +159,7 @@ int main(int argc, char** argv) {
 
   int status = 0;
   try {
-    status = run(argc, argv, functions);
+    status = run(argc, argv, functions, device);
   } catch (const std::exception& error) {
     abort_job(error.what());  // the other ranks would wait for this one forever
   }

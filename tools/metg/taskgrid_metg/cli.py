@@ -22,7 +22,7 @@ from .plot import write_png
 from .results import Results, evaluate
 from .runner import RunError
 from .sweep import RunRecord, SweepAborted, plan_sweep, run_sweep
-from .systems import SYSTEMS, Launch, SystemSpec, make_launch
+from .systems import DEVICES, GPU_KERNEL, SYSTEMS, Launch, SystemSpec, make_launch
 
 PEAK_BINARY = "taskbench-peak"
 MAX_EXP_LIMIT = 40
@@ -49,6 +49,7 @@ class Settings:
     graph_flags: list[str]
     graph_flags_source: str      # "command line" or "default"
     dry_run: bool
+    device: str = "cpu"          # cpu, or gpu (the systems' device option)
 
 
 def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
@@ -90,6 +91,10 @@ def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
     parser.add_argument("--peak-iter", type=int, default=2 ** 24,
                         help="kernel iterations per calibration run (default 2^24)")
     parser.add_argument("--peak-reps", type=int, default=3, help="calibration runs (default 3)")
+    parser.add_argument("--device", choices=DEVICES, default="cpu",
+                        help="where the kernels run: cpu (default), or gpu (adds each system's "
+                             "device option: mpi_omp -device gpu, taskgrid[_spmd] "
+                             "-taskgrid:device gpu; kernel gpu_compute_bound; no calibrated peak)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the commands that would run, run nothing")
     return parser
@@ -157,14 +162,26 @@ def make_settings(args: argparse.Namespace, graph_flags: list[str],
     if not mpiexec:
         raise ValueError("--mpiexec is empty")
     check_graph_flags(graph_flags)
+    if args.device == "gpu":
+        if not graph_flags:
+            raise ValueError("--device gpu needs graph flags (after '--') with "
+                             "-kernel gpu_compute_bound")
+        others = sorted(set(graph_kernels(graph_flags)) - {GPU_KERNEL})
+        if others:
+            raise ValueError(f"--device gpu runs the {GPU_KERNEL} kernel only, the graph flags "
+                             f"use {', '.join(others)}")
     peak_choice, peak_value = parse_peak(args.peak)
+    if args.device == "gpu" and peak_choice == "calibrated":
+        raise ValueError("--peak calibrate measures CPU cores; with --device gpu use --peak sweep "
+                         "or the GPU's peak (--peak NUMBER)")
     return Settings(
         systems=selected, min_exp=args.min_exp, max_exp=args.max_exp, reps=args.reps,
         cores=args.cores, peak=peak_choice, peak_value=peak_value, interp=args.interp,
         threshold=args.threshold, out_dir=args.out_dir, build_dir=args.build_dir, mpiexec=mpiexec,
         run_timeout=args.run_timeout or None, peak_iter=args.peak_iter, peak_reps=args.peak_reps,
         graph_flags=graph_flags or default_graph_flags(args.cores),
-        graph_flags_source="command line" if graph_flags else "default", dry_run=args.dry_run)
+        graph_flags_source="command line" if graph_flags else "default", dry_run=args.dry_run,
+        device=args.device)
 
 
 def make_launches(settings: Settings, args: argparse.Namespace,
@@ -172,7 +189,7 @@ def make_launches(settings: Settings, args: argparse.Namespace,
     ranks = parse_overrides(args.ranks, "--ranks", settings.systems)
     threads = parse_overrides(args.threads, "--threads", settings.systems)
     return {name: make_launch(systems[name], settings.build_dir, settings.cores, settings.mpiexec,
-                              ranks.get(name), threads.get(name))
+                              ranks.get(name), threads.get(name), settings.device)
             for name in settings.systems}
 
 
@@ -214,6 +231,7 @@ def config_record(settings: Settings, launches: dict[str, Launch], argv: list[st
         "mpiexec": settings.mpiexec, "run_timeout_s": settings.run_timeout,
         "peak_iter": settings.peak_iter, "peak_reps": settings.peak_reps,
         "graph_flags": settings.graph_flags, "graph_flags_source": settings.graph_flags_source,
+        "device": settings.device,
     }
 
 

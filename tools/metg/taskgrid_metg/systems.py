@@ -12,6 +12,11 @@ from pathlib import Path
 # Layout value meaning "one per core of the node" (for ranks or for threads per rank).
 PER_CORE = "per-core"
 
+# Where the kernels run (--device): "gpu" adds `<device_flag> gpu` to every run.
+DEVICES = ("cpu", "gpu")
+# The kernel the systems run on GPUs.
+GPU_KERNEL = "gpu_compute_bound"
+
 
 @dataclass(frozen=True)
 class SystemSpec:
@@ -23,6 +28,7 @@ class SystemSpec:
     thread_flag: str | None = None   # binary option that sets threads per rank
     thread_env: str | None = None    # environment variable that sets threads per rank
     env: dict[str, str] = field(default_factory=dict)
+    device_flag: str | None = None   # binary option `FLAG gpu` that runs the kernel on GPUs
 
     @property
     def threaded(self) -> bool:
@@ -37,11 +43,12 @@ SYSTEMS: dict[str, SystemSpec] = {
         SystemSpec("mpi", "taskbench-mpi", mpi=True, ranks=PER_CORE),
         # OMP_SCHEDULE as in the published MPI+OpenMP experiments (spec section 9).
         SystemSpec("mpi_omp", "taskbench-mpi_omp", mpi=True, threads=PER_CORE,
-                   thread_flag="-worker", env={"OMP_SCHEDULE": "static,1"}),
+                   thread_flag="-worker", env={"OMP_SCHEDULE": "static,1"},
+                   device_flag="-device"),
         SystemSpec("taskgrid", "taskbench-taskgrid", mpi=True, ranks=PER_CORE,
-                   thread_env="TASKGRID_THREADS"),
+                   thread_env="TASKGRID_THREADS", device_flag="-taskgrid:device"),
         SystemSpec("taskgrid_spmd", "taskbench-taskgrid_spmd", mpi=True, ranks=PER_CORE,
-                   thread_env="TASKGRID_THREADS"),
+                   thread_env="TASKGRID_THREADS", device_flag="-taskgrid:device"),
     )
 }
 
@@ -85,11 +92,14 @@ class Launch:
     layout: Layout
     binary: Path
     mpiexec: tuple[str, ...]
+    device: str = "cpu"
 
     def command(self, graph_flags: list[str], json_path: str | Path) -> list[str]:
         prefix = [*self.mpiexec, "-n", str(self.layout.ranks)] if self.spec.mpi else []
         threads = [self.spec.thread_flag, str(self.layout.threads)] if self.spec.thread_flag else []
-        return [*prefix, str(self.binary), *threads, "-json", str(json_path), *graph_flags]
+        device = [self.spec.device_flag, self.device] if self.device != "cpu" else []
+        return [*prefix, str(self.binary), *threads, *device, "-json", str(json_path),
+                *graph_flags]
 
     def environment(self) -> dict[str, str]:
         """Variables added to the inherited environment."""
@@ -103,8 +113,14 @@ class Launch:
 
 
 def make_launch(spec: SystemSpec, build_dir: Path, cores: int, mpiexec: list[str],
-                ranks: int | None = None, threads: int | None = None) -> Launch:
+                ranks: int | None = None, threads: int | None = None,
+                device: str = "cpu") -> Launch:
+    if device not in DEVICES:
+        raise ValueError(f"unknown device '{device}' (known: {', '.join(DEVICES)})")
+    if device != "cpu" and spec.device_flag is None:
+        raise ValueError(f"system '{spec.name}' has no {device.upper()} option "
+                         "(--device gpu: mpi_omp, taskgrid, taskgrid_spmd)")
     return Launch(spec=spec,
                   layout=resolve_layout(spec, cores, ranks, threads),
                   binary=Path(build_dir) / "bin" / spec.binary,
-                  mpiexec=tuple(mpiexec))
+                  mpiexec=tuple(mpiexec), device=device)

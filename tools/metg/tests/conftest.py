@@ -21,6 +21,8 @@ FAKE_SYSTEMS = {
         SystemSpec("fake_mpi", "taskbench-fake", mpi=True, ranks=PER_CORE),
         SystemSpec("fake_grid", "taskbench-fake", mpi=True, ranks=PER_CORE,
                    thread_env="TASKGRID_THREADS"),
+        SystemSpec("fake_gpu", "taskbench-fake", mpi=True, ranks=1, threads=PER_CORE,
+                   thread_flag="-worker", device_flag="-fake:device"),
     )
 }
 

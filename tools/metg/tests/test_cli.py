@@ -11,6 +11,7 @@ from conftest import FAKE_SYSTEMS
 
 OVERHEAD, RATE = 1e-6, 1e9      # the fake's cost model: seconds per task, FLOP/s per core
 GRAPH = ["-kernel", "compute_bound", "-type", "stencil_1d", "-steps", "10", "-width", "2"]
+GPU_GRAPH = ["-kernel", "gpu_compute_bound", "-gpu-lanes", "4096", "-steps", "10", "-width", "2"]
 
 
 def run(fake_build, *options, graph=GRAPH):
@@ -127,6 +128,13 @@ def test_dry_run_prints_commands(fake_build, capsys):
     assert "110 runs" in out
 
 
+def test_dry_run_with_device_gpu_adds_the_systems_device_option(fake_build, capsys):
+    assert run(fake_build, "--systems", "fake_gpu", "--device", "gpu", "--dry-run",
+               graph=GPU_GRAPH) == 0
+    out = capsys.readouterr().out
+    assert "-fake:device gpu" in out and "-kernel gpu_compute_bound" in out
+
+
 @pytest.mark.parametrize("options, graph, message", [
     (["--systems", "fake,nope"], GRAPH, "unknown system 'nope'"),
     (["--systems", "fake", "--min-exp", "9", "--max-exp", "3"], GRAPH, "--min-exp (9) is greater"),
@@ -137,6 +145,13 @@ def test_dry_run_prints_commands(fake_build, capsys):
     (["--systems", "fake", "--threshold", "50"], GRAPH, "--threshold must be a fraction"),
     (["--systems", "fake", "--peak", "fast"], GRAPH, "--peak must be auto"),
     (["--systems", "fake", "--reps", "0"], GRAPH, "--reps must be >= 1"),
+    (["--systems", "fake_gpu,fake", "--device", "gpu"], GPU_GRAPH, "system 'fake' has no GPU option"),
+    (["--systems", "fake_gpu", "--device", "gpu"], GRAPH,
+     "--device gpu runs the gpu_compute_bound kernel only, the graph flags use compute_bound"),
+    (["--systems", "fake_gpu", "--device", "gpu"], [], "--device gpu needs graph flags"),
+    (["--systems", "fake_gpu", "--device", "gpu", "--peak", "calibrate"], GPU_GRAPH,
+     "--peak calibrate measures CPU cores"),
+    (["--systems", "fake_gpu", "--device", "tpu"], GPU_GRAPH, "invalid choice: 'tpu'"),
 ])
 def test_bad_arguments_exit_2_with_a_message(fake_build, capsys, options, graph, message):
     with pytest.raises(SystemExit) as caught:

@@ -42,3 +42,26 @@ def test_commands_and_environment():
     grid = make_launch(SYSTEMS["taskgrid"], Path("build"), 4, ["mpiexec.mpich"])
     assert grid.environment()["TASKGRID_THREADS"] == "1"
     assert "-worker" not in grid.command([], "f")
+
+
+def test_device_gpu_adds_each_systems_option():
+    flags = ["-kernel", "gpu_compute_bound", "-iter", "8"]
+    hybrid = make_launch(SYSTEMS["mpi_omp"], Path("b"), 4, ["mpiexec.mpich"], device="gpu")
+    assert hybrid.command(flags, "f") == [
+        "mpiexec.mpich", "-n", "1", "b/bin/taskbench-mpi_omp", "-worker", "4", "-device", "gpu",
+        "-json", "f", *flags]
+    for name in ("taskgrid", "taskgrid_spmd"):
+        grid = make_launch(SYSTEMS[name], Path("b"), 2, ["mpiexec.mpich"], device="gpu")
+        command = grid.command(flags, "f")
+        assert command[command.index("-taskgrid:device") + 1] == "gpu"
+    # cpu (the default) adds nothing.
+    plain = make_launch(SYSTEMS["taskgrid"], Path("b"), 2, ["mpiexec.mpich"])
+    assert "-taskgrid:device" not in plain.command(flags, "f")
+
+
+def test_device_gpu_is_refused_for_systems_without_it():
+    for name in ("serial", "omp", "mpi"):
+        with pytest.raises(ValueError, match=f"system '{name}' has no GPU option"):
+            make_launch(SYSTEMS[name], Path("b"), 2, ["mpiexec.mpich"], device="gpu")
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        make_launch(SYSTEMS["taskgrid"], Path("b"), 2, ["mpiexec.mpich"], device="tpu")
