@@ -78,6 +78,14 @@ class Heft final : public PlacementPolicy {
 
   void placed(const PlacementRequest& request, int rank) override {
     // Hinted tasks bypass place(): book them on the chosen rank's best executor.
+    if (cpus_only(request)) {  // the hot path, kept inline
+      const Choice choice = estimate(request, static_cast<size_t>(rank), kCpu,
+                                     costs_.task_seconds(request.function, request.cost_hint));
+      *choice.slot = choice.finish;
+      last_finish_ = choice.finish;
+      last_device_ = request.device_hint;
+      return;
+    }
     book(request, best(request, rank));
   }
 
@@ -127,28 +135,38 @@ class Heft final : public PlacementPolicy {
   // any rank (-1); devices before CPUs, then the lowest rank, on ties.
   Choice best(const PlacementRequest& request, int only_rank) {
     const int hint = request.device_hint;
-    const bool on_devices = request.has_device && hint != kCpu;
+    const size_t first = only_rank < 0 ? 0 : static_cast<size_t>(only_rank);
+    const size_t end = only_rank < 0 ? ranks_.size() : first + 1;
+    if (cpus_only(request)) {
+      // CPUs only, the common case (and the hot path of every task): the
+      // wire keeps the hint.
+      const double duration = costs_.task_seconds(request.function, request.cost_hint);
+      Choice choice = estimate(request, first, kCpu, duration);
+      for (size_t r = first + 1; r < end; ++r) {
+        const Choice other = estimate(request, r, kCpu, duration);
+        if (other.finish < choice.finish) choice = other;
+      }
+      choice.device = hint;
+      last_finish_ = choice.finish;
+      last_device_ = hint;
+      return choice;
+    }
     // Calibration: until a device duration of the function is measured, its
     // first tasks that may use a device go to devices, so that the copies a
     // device needs do not count against it while durations are unknown.
-    const bool on_cpus =
-        request.has_cpu && hint < 0 && !(on_devices && calibrating(request.function));
+    const bool on_cpus = request.has_cpu && hint < 0 && !calibrating(request.function);
     const double cpu_seconds = costs_.task_seconds(request.function, request.cost_hint);
     const double device_seconds =
-        on_devices ? costs_.task_seconds(request.function, request.cost_hint, Executor::device) : 0;
-    const size_t first = only_rank < 0 ? 0 : static_cast<size_t>(only_rank);
-    const size_t end = only_rank < 0 ? ranks_.size() : first + 1;
+        costs_.task_seconds(request.function, request.cost_hint, Executor::device);
     Choice choice{-1, kCpu, nullptr, 0};
     auto consider = [&](const Choice& other) {
       if (choice.rank < 0 || other.finish < choice.finish) choice = other;
     };
     for (size_t r = first; r < end; ++r) {
       const int devices = static_cast<int>(ranks_[r].devices.size());
-      if (on_devices) {
-        for (int d = hint >= 0 ? hint : 0; d < (hint >= 0 ? std::min(hint + 1, devices) : devices);
-             ++d)
-          consider(estimate(request, r, d, device_seconds));
-      }
+      for (int d = hint >= 0 ? hint : 0; d < (hint >= 0 ? std::min(hint + 1, devices) : devices);
+           ++d)
+        consider(estimate(request, r, d, device_seconds));
       if (on_cpus) consider(estimate(request, r, kCpu, cpu_seconds));
     }
     if (choice.rank < 0) {
@@ -156,13 +174,16 @@ class Heft final : public PlacementPolicy {
       // hint where no rank has that device): its rank's engine says why.
       choice = estimate(request, first, kCpu, cpu_seconds);
       choice.device = hint;
-    } else if (choice.device == kCpu &&
-               (!request.has_device || ranks_[static_cast<size_t>(choice.rank)].devices.empty())) {
+    } else if (choice.device == kCpu && ranks_[static_cast<size_t>(choice.rank)].devices.empty()) {
       choice.device = hint;  // nothing to choose from: the wire keeps the hint
     }
     last_finish_ = choice.finish;
     last_device_ = choice.device;
     return choice;
+  }
+  // Whether only CPU threads can run the task (the wire then keeps its hint).
+  bool cpus_only(const PlacementRequest& request) const {
+    return !any_devices_ || !request.has_device || request.device_hint == kCpu;
   }
   bool calibrating(uint32_t function) const {
     if (!any_devices_ || costs_.measured(function, Executor::device)) return false;
@@ -170,7 +191,7 @@ class Heft final : public PlacementPolicy {
     return it == device_tasks_.end() || it->second < kCalibrationTasks;
   }
   void book(const PlacementRequest& request, const Choice& choice) {
-    if (choice.device >= 0) {
+    if (any_devices_ && choice.device >= 0) {
       uint32_t& count = device_tasks_[request.function];
       count += count < kCalibrationTasks;
     }
