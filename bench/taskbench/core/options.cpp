@@ -246,6 +246,15 @@ std::string parse_choice_flag(int argc, const char* const* argv, const char* fla
   return {};
 }
 
+std::string check_gpu_kernel(const BenchConfig& config, const char* flag) {
+  for (const TaskGraph& g : config.graphs)
+    if (g.kernel.type != KernelType::gpu_compute_bound)
+      return std::string(flag) + " gpu runs the gpu_compute_bound kernel only (graph " +
+             std::to_string(g.graph_index) + " has kernel \"" +
+             std::string(to_string(g.kernel.type)) + "\")";
+  return {};
+}
+
 std::string usage_text(const std::string& program) {
   return "Usage: " + program + R"( [options] [-and [options]]...
 

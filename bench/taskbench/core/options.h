@@ -50,6 +50,11 @@ bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, 
 std::string parse_choice_flag(int argc, const char* const* argv, const char* flag,
                               std::initializer_list<const char*> choices, size_t& index);
 
+// "" when every graph of `config` runs gpu_compute_bound, else the usage error
+// of a system's GPU flag `flag` (e.g. "-device") naming the first graph that
+// does not.
+std::string check_gpu_kernel(const BenchConfig& config, const char* flag);
+
 // Usage summary printed for -h.
 std::string usage_text(const std::string& program);
 

@@ -48,12 +48,7 @@ class MpiOmpSystem final : public System {
     return "taskbench-mpi_omp was built without CUDA (no nvcc, or TASKBENCH_CUDA=OFF): "
            "-device gpu is not available";
 #else
-    for (const TaskGraph& g : config.graphs)
-      if (g.kernel.type != KernelType::gpu_compute_bound)
-        return "-device gpu runs the gpu_compute_bound kernel only (graph " +
-               std::to_string(g.graph_index) + " has kernel \"" +
-               std::string(to_string(g.kernel.type)) + "\")";
-    return {};
+    return check_gpu_kernel(config, kDeviceFlag);
 #endif
   }
 

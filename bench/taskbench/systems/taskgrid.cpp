@@ -61,8 +61,7 @@ constexpr const char* kPlacementFlag = "-taskgrid:placement";
 // usage error (without the "error: " prefix).
 std::string parse_placement(int argc, const char* const* argv, Placement& placement) {
   size_t index = 0;
-  std::string problem =
-      tg::parse_choice_flag(argc, argv, kPlacementFlag, {"hint", "scheduler"}, index);
+  std::string problem = parse_choice_flag(argc, argv, kPlacementFlag, {"hint", "scheduler"}, index);
   placement = index == 0 ? Placement::hint : Placement::scheduler;
   return problem;
 }

@@ -61,15 +61,12 @@ std::string parse_device(int argc, const char* const* argv, Device& device) {
 
 std::string check_device(const BenchConfig& config, Device device) {
   if (device == Device::cpu) return {};
-  for (const TaskGraph& g : config.graphs) {
-    const std::string graph = "graph " + std::to_string(g.graph_index);
-    if (g.kernel.type != KernelType::gpu_compute_bound)
-      return std::string(kDeviceFlag) + " gpu runs the gpu_compute_bound kernel only (" + graph +
-             " has kernel \"" + std::string(to_string(g.kernel.type)) + "\")";
+  if (std::string problem = check_gpu_kernel(config, kDeviceFlag); !problem.empty()) return problem;
+  for (const TaskGraph& g : config.graphs)
     if (g.scratch_bytes != 0)
-      return std::string(kDeviceFlag) + " gpu: device tasks have no scratch memory (" + graph +
-             " has -scratch " + std::to_string(g.scratch_bytes) + ")";
-  }
+      return std::string(kDeviceFlag) + " gpu: device tasks have no scratch memory (graph " +
+             std::to_string(g.graph_index) + " has -scratch " + std::to_string(g.scratch_bytes) +
+             ")";
   return {};
 }
 

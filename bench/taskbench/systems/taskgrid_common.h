@@ -109,9 +109,6 @@ inline int block_owner(int64_t point, int64_t width, int64_t ranks) {
   return static_cast<int>(((point + 1) * ranks - 1) / width);
 }
 
-// Reads a TaskGrid flag `flag VALUE` (core/options.h).
-using taskbench::parse_choice_flag;
-
 // -taskgrid:warmup 1 (default) | 0: whether an untimed warm-up pass comes
 // before the timed one. 0 is for runs whose single pass is long and whose
 // start-up costs are part of what is measured (a 1 GiB broadcast on a shaped
