@@ -94,8 +94,8 @@ struct VersionInfo {
   RankList holders;     // ranks with a replica, present or in transit
   double ready_at = 0;  // scheduler's estimate (seconds, planner clock)
   // The device of the producer's rank that made it, where the placement
-  // chose one (-1: a CPU, or the producer's engine chose): it has a replica
-  // there as well as in host memory.
+  // chose one (-1: a CPU, or the producer's engine chose): the version is
+  // there, and in host memory only once something needed it there.
   int device = -1;
   // A new version, held by its producer only.
   void reset(size_t new_bytes, int new_producer, double new_ready_at, int new_device = -1) {

@@ -20,6 +20,8 @@ DeviceTasks::DeviceTasks(std::unique_ptr<device::Backend> backend, int max_strea
       versions_(versions),
       stats_(stats),
       fail_(std::move(fail)),
+      write_backs_on_(static_cast<size_t>(backend_->devices()), 0),
+      copy_streams_(static_cast<size_t>(backend_->devices()), nullptr),
       oldest_(static_cast<size_t>(backend_->devices()), nullptr),
       newest_(static_cast<size_t>(backend_->devices()), nullptr) {
   versions_.set_replica_owner(this);
@@ -29,6 +31,8 @@ DeviceTasks::~DeviceTasks() {
   // The engine stops only when no task runs: every replica is unpinned. The
   // versions go with the store, after this part.
   versions_.set_replica_owner(nullptr);
+  for (device::Stream* stream : copy_streams_)
+    if (stream) backend_->destroy_stream(stream);
   for (DeviceReplica*& oldest : oldest_)
     while (oldest) drop(oldest);
 }
@@ -78,7 +82,8 @@ DeviceReplica* DeviceTasks::replica_on(Version* version, int device) const {
 }
 
 DeviceReplica* DeviceTasks::copy_source(Version* version, int device) const {
-  // One still being filled is no source: the host copy is current (write-through).
+  // One still being filled is no source yet. A version only on devices has
+  // a replica that is not being filled (only_copy keeps it).
   DeviceReplica* peer = nullptr;
   for (DeviceReplica* r = version->replicas; r; r = r->next_of_version) {
     if (r->filling) continue;
@@ -119,11 +124,57 @@ void DeviceTasks::drop(DeviceReplica* replica) {
   delete replica;
 }
 
+bool DeviceTasks::only_copy(const DeviceReplica* replica) {
+  if (replica->version->ready) return false;
+  for (const DeviceReplica* r = replica->version->replicas; r; r = r->next_of_version)
+    if (r != replica && !r->filling) return false;
+  return true;
+}
+
+device::Stream* DeviceTasks::copy_stream(int device) {
+  device::Stream*& stream = copy_streams_[static_cast<size_t>(device)];
+  if (!stream) stream = backend_->create_stream(device);
+  return stream;
+}
+
+void DeviceTasks::write_back(Version* version) {
+  if (version->writing_back || version->ready) return;
+  for (DeviceReplica* r = version->replicas; r; r = r->next_of_version) {
+    if (r->filling) continue;
+    start_write_back(version, r);
+    return;
+  }
+  fail_("internal error: version " + std::to_string(version->id) +
+        " is on no device and not in host memory");
+}
+
+void DeviceTasks::start_write_back(Version* version, DeviceReplica* replica) {
+  if (!version->data)
+    fail_("internal error: version " + std::to_string(version->id) +
+          " has no host buffer to write back to");
+  pin(replica);
+  version->writing_back = true;
+  version->uses += 1;  // until the engine has been told (poll)
+  device::Stream* stream = copy_stream(replica->device);
+  enqueue_copy(stream, version->data, replica->pointer, version->bytes,
+               device::CopyKind::device_to_host);
+  write_backs_.push_back({version, replica, backend_->record_event(stream)});
+  write_backs_on_[static_cast<size_t>(replica->device)] += 1;
+  stats_.device_write_backs += 1;
+}
+
 DeviceReplica* DeviceTasks::new_replica(Version* version, int device) {
   void* pointer = backend_->allocate(device, version->bytes);
   while (!pointer) {
     DeviceReplica* victim = oldest_[static_cast<size_t>(device)];
     if (!victim) return nullptr;  // everything left is in use
+    if (only_copy(victim)) {
+      // Written back first; that pins it, so the next oldest is looked at,
+      // and it can go once the copy is done.
+      start_write_back(victim->version, victim);
+      stats_.device_eviction_write_backs += 1;
+      continue;
+    }
     drop(victim);
     stats_.device_evictions += 1;
     pointer = backend_->allocate(device, version->bytes);
@@ -234,9 +285,10 @@ bool DeviceTasks::launch(Task* task) {
     for (DeviceReplica* replica : filled) drop(replica);
     streams_.give_back(stream);
     spare_.push_back(std::move(running));
-    if (streams_.active(device) == 0) {
-      // Nothing runs on the device, so nothing is being filled: only memory
-      // can be short, and no task will give any back.
+    if (streams_.active(device) == 0 && write_backs_on_[static_cast<size_t>(device)] == 0) {
+      // Nothing runs on the device and nothing is written back from it, so
+      // nothing is being filled: only memory can be short, and no task or
+      // write-back will give any back.
       // At most: each access's version, and an inout's input beside its output.
       size_t bytes = 0;
       for (const Task::Linked& access : task->linked)
@@ -251,7 +303,8 @@ bool DeviceTasks::launch(Task* task) {
   }
 
   // Fill the fresh replicas: from a device source, else from host memory (an
-  // inout's output from the host buffer make_ready filled with its input).
+  // input only on a device always has a device source). An inout's input
+  // whose buffer the output took over (make_ready) is in the output's.
   for (size_t i = 0; i < count; ++i) {
     const Task::Linked& access = task->linked[i];
     DeviceReplica* replica = targets[i];
@@ -265,18 +318,15 @@ bool DeviceTasks::launch(Task* task) {
       enqueue_copy(stream, replica->pointer, access.input->data, replica->bytes,
                    device::CopyKind::host_to_device);
     } else if (access.input) {
-      enqueue_copy(stream, replica->pointer, task->buffers[i].data, replica->bytes,
+      const void* host = access.input->data ? access.input->data : task->buffers[i].data;
+      enqueue_copy(stream, replica->pointer, host, replica->bytes,
                    device::CopyKind::host_to_device);
     }
   }
   running->binding = {backend_.get(), stream, task->name};
   running->started_ns = trace::now_ns();
   call_device_function(*running);
-  // Write-through: each output back into its host buffer.
-  for (size_t i = 0; i < count; ++i)
-    if (task->linked[i].output)
-      enqueue_copy(stream, task->buffers[i].data, running->buffers[i].data,
-                   running->buffers[i].size, device::CopyKind::device_to_host);
+  task->ran_on_device = true;  // its outputs stay on the device (Engine::finish)
   running->event = backend_->record_event(stream);
   running_.push_back(std::move(running));
   stats_.device_tasks += 1;
@@ -298,8 +348,30 @@ void DeviceTasks::call_device_function(Running& running) {
   }
 }
 
-bool DeviceTasks::poll(std::vector<Task*>& finished) {
+bool DeviceTasks::poll(std::vector<Task*>& finished, std::vector<Version*>& written_back) {
   bool any = false;
+  for (size_t i = 0; i < write_backs_.size();) {
+    WriteBack& copy = write_backs_[i];
+    bool done = false;
+    try {
+      done = backend_->event_done(copy.event);
+    } catch (const std::exception& error) {
+      fail_("writing version " + std::to_string(copy.version->id) + " back from device " +
+            std::to_string(copy.replica->device) + " failed: " + error.what());
+    }
+    if (!done) {
+      ++i;
+      continue;
+    }
+    backend_->destroy_event(copy.event);
+    unpin(copy.replica);
+    copy.version->writing_back = false;
+    write_backs_on_[static_cast<size_t>(copy.replica->device)] -= 1;
+    written_back.push_back(copy.version);
+    write_backs_[i] = write_backs_.back();
+    write_backs_.pop_back();
+    any = true;
+  }
   for (size_t i = 0; i < running_.size();) {
     Running& running = *running_[i];
     bool done = false;

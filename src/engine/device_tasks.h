@@ -1,18 +1,18 @@
 // The engine's part for tasks with a device implementation
 // (register_device_function), run on this rank's devices (device/backend.h).
 //
-// Residency: a version may have a replica on each device. A task's inputs
-// are copied to its device unless a replica is there already; its outputs
-// get new replicas there (an inout output starts as a copy of its input's).
-// A fresh replica is copied from a replica on the same or another device of
-// the rank when there is one (a peer copy), else from host memory.
-// Write-through: each output is copied back into the version's host buffer
-// before the task counts as finished, so every other path of the engine
-// (sends, fetches, broadcasts, CPU readers) sees host data as before.
-// Replicas stay for later device tasks, and go when their version is freed or
-// when their device's memory is needed (least recently used first; nothing is
-// written back, the host copy is current).
-//
+// Residency: a version may have a replica on each device, a host copy, or
+// both. A task's inputs are copied to its device unless a replica is there
+// already; its outputs get new replicas there (an inout output starts as a
+// copy of its input's). A fresh replica is copied from a replica on the same
+// or another device of the rank when there is one (a peer copy), else from
+// host memory.
+// Outputs stay on the device (Version::on_device): they are written back to
+// host memory (write_back(), on a copy stream per device) only when
+// something needs them there, a CPU task, a send, a fetch or a broadcast,
+// or when their last replica is to be evicted. Replicas go when their
+// version is freed or when their device's memory is needed (least recently
+// used first; one that is its version's only copy is written back first).
 // Launching: a task takes a stream of its device from the pool (at most
 // `max_streams` out per device) and the memory its accesses need; when
 // either is short it waits, in order, for running tasks to give some back.
@@ -66,10 +66,16 @@ class DeviceTasks final : public ReplicaOwner {
   }
   // `task` is ready, its host buffers prepared (Engine::make_ready).
   void start(Task* task);
-  // Moves the tasks whose device work is done into `finished`, then starts
-  // waiting ones that can start now. True when anything happened.
-  bool poll(std::vector<Task*>& finished);
-  bool idle() const { return running_.empty() && waiting_.empty(); }
+  // Copies `version`, which only device replicas hold, back into its host
+  // buffer; poll() reports it once it is there. Holds a use of the version
+  // until then. Nothing to do when it is on its way already.
+  void write_back(Version* version);
+  // Moves the tasks whose device work is done into `finished` and the
+  // versions whose write-back is done into `written_back` (their use is the
+  // caller's to release), then starts waiting tasks that can start now.
+  // True when anything happened.
+  bool poll(std::vector<Task*>& finished, std::vector<Version*>& written_back);
+  bool idle() const { return running_.empty() && waiting_.empty() && write_backs_.empty(); }
 
   void version_reclaimed(Version* version) override;
 
@@ -106,6 +112,10 @@ class DeviceTasks final : public ReplicaOwner {
   void drop(DeviceReplica* replica);  // frees its memory, unlinks it
   void pin(DeviceReplica* replica);
   void unpin(DeviceReplica* replica);
+  // Whether dropping `replica` would lose its version's data.
+  static bool only_copy(const DeviceReplica* replica);
+  void start_write_back(Version* version, DeviceReplica* replica);
+  device::Stream* copy_stream(int device);
   void enqueue_copy(device::Stream* stream, void* to, const void* from, size_t bytes,
                     device::CopyKind kind);
   void call_device_function(Running& running);
@@ -116,6 +126,14 @@ class DeviceTasks final : public ReplicaOwner {
   VersionStore& versions_;
   EngineStats& stats_;
   std::function<void(const std::string&)> fail_;
+  struct WriteBack {
+    Version* version;
+    DeviceReplica* replica;  // pinned until the copy is done
+    device::Event* event;
+  };
+  std::vector<WriteBack> write_backs_;
+  std::vector<int> write_backs_on_;            // per device, in flight
+  std::vector<device::Stream*> copy_streams_;  // per device, made when first needed
   std::deque<Task*> waiting_;
   std::vector<std::unique_ptr<Running>> running_;
   std::vector<std::unique_ptr<Running>> spare_;

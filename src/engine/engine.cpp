@@ -131,6 +131,27 @@ void Engine::version_ready(Version* version) {
   version->waiters.clear();
 }
 
+void Engine::version_on_device(Version* version) {
+  version->on_device = true;
+  size_t kept = 0;
+  for (const VersionWaiter& waiter : version->waiters) {
+    if (waiter.kind == VersionWaiter::Kind::task &&
+        DeviceTasks::takes(*static_cast<Task*>(waiter.object))) {
+      auto* task = static_cast<Task*>(waiter.object);
+      if (--task->waiting == 0) newly_ready_.push_back(task);
+    } else {
+      version->waiters[kept++] = waiter;
+    }
+  }
+  version->waiters.resize(kept);
+  if (kept > 0) devices_->write_back(version);
+}
+
+void Engine::wait_on_host(Version* version, const VersionWaiter& waiter) {
+  version->waiters.push_back(waiter);
+  if (version->on_device && !version->ready) devices_->write_back(version);
+}
+
 wire::Fetch* Engine::keep_fetch(const wire::Fetch& fetch) {
   fetches_.push_back(std::make_unique<wire::Fetch>(fetch));
   return fetches_.back().get();
@@ -172,13 +193,18 @@ void Engine::make_ready(Task* task) {
     Version* input = task->linked[i].input;
     Version* output = task->linked[i].output;
     if (output) {
-      if (input && input->uses == 1 && input->retired) {
+      // A device task fills its outputs on the device (DeviceTasks::launch
+      // copies an inout's input there): their host buffers are only where
+      // they are written back to, and need no copy now. An input only on a
+      // device keeps its host buffer, which its write-back needs.
+      if (input && input->uses == 1 && input->retired && input->ready) {
         output->data = input->data;
         input->data = nullptr;
         stats_.inout_buffers_reused += 1;
       } else {
         versions_.give_buffer(output);
-        if (input && output->bytes) std::memcpy(output->data, input->data, output->bytes);
+        if (input && output->bytes && !(devices_ && DeviceTasks::takes(*task)))
+          std::memcpy(output->data, input->data, output->bytes);
       }
       task->buffers[i] = {output->data, output->bytes};
     } else {
@@ -262,9 +288,15 @@ void Engine::finish(Task* task) {
   tasks_.finished();
   stats_.tasks_executed += 1;
   stats_.task_ns += task->duration_ns;
+  const bool on_device = task->ran_on_device;
+  task->ran_on_device = false;
   for (const Task::Linked& access : task->linked) {
     if (Version* output = access.output) {
-      version_ready(output);
+      if (on_device) {
+        version_on_device(output);
+      } else {
+        version_ready(output);
+      }
       release_use(output);
     }
     if (Version* input = access.input) release_use(input);
@@ -361,7 +393,12 @@ bool Engine::collect_finished() {
 }
 
 bool Engine::poll_devices() {
-  if (!devices_ || !devices_->poll(finished_on_devices_)) return false;
+  if (!devices_ || !devices_->poll(finished_on_devices_, written_back_)) return false;
+  for (Version* version : written_back_) {
+    version_ready(version);
+    release_use(version);  // the write-back's
+  }
+  written_back_.clear();
   for (Task* task : finished_on_devices_) body_finished(task);
   finished_on_devices_.clear();
   dispatch_ready();

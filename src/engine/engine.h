@@ -105,6 +105,7 @@ class Engine final : public CommandSink, private VersionEvents {
   // VersionEvents (the parts call back).
   void version_arrived(Version* version) override { version_ready(version); }
   void version_released(Version* version) override { release_use(version); }
+  void wait_on_host(Version* version, const VersionWaiter& waiter) override;
   [[noreturn]] void fail(const std::string& message) override;
 
   // One pass of the loop; true when anything happened.
@@ -127,6 +128,9 @@ class Engine final : public CommandSink, private VersionEvents {
   Version* find_or_fail(uint64_t id, const char* why);
   Version* create_or_fail(uint64_t id, size_t bytes);
   void version_ready(Version* version);
+  // A device task made `version` on a device: device tasks waiting for it
+  // may start; other waiters need it in host memory, so it is written back.
+  void version_on_device(Version* version);
   void release_use(Version* version) { versions_.release_use(version); }
   void send_version(Version* version, int dest, int tag);
   void copy_to_host(Version* version, const wire::Fetch& fetch);
@@ -197,6 +201,7 @@ class Engine final : public CommandSink, private VersionEvents {
   std::vector<Task*> newly_ready_;
   std::vector<Task*> finished_;
   std::vector<Task*> finished_on_devices_;
+  std::vector<Version*> written_back_;
   std::vector<void*> channel_done_;
   std::vector<uint64_t> transfers_done_;
   std::vector<char> control_in_;

@@ -149,9 +149,10 @@ void Engine::link_task(Task* task) {
                        " bytes, it has " + std::to_string(input->bytes));
       input->uses += 1;
       slot.input = input;
-      if (!input->ready) {
+      // A device task may read a version that is only on a device.
+      if (!input->ready && !(input->on_device && devices_ && DeviceTasks::takes(*task))) {
         task->waiting += 1;
-        input->waiters.push_back({VersionWaiter::Kind::task, 0, 0, task});
+        wait_on_host(input, {VersionWaiter::Kind::task, 0, 0, task});
       }
     }
     if (access.out_version) {
@@ -169,7 +170,7 @@ void Engine::apply_send(const wire::Send& send) {
   if (version->ready) {
     send_version(version, send.dest, send.tag);
   } else {
-    version->waiters.push_back({VersionWaiter::Kind::send, send.dest, send.tag, nullptr});
+    wait_on_host(version, {VersionWaiter::Kind::send, send.dest, send.tag, nullptr});
   }
 }
 
@@ -203,7 +204,7 @@ void Engine::apply_fetch(const wire::Fetch& fetch) {
   if (version->ready) {
     copy_to_host(version, fetch);
   } else {
-    version->waiters.push_back({VersionWaiter::Kind::fetch, 0, 0, keep_fetch(fetch)});
+    wait_on_host(version, {VersionWaiter::Kind::fetch, 0, 0, keep_fetch(fetch)});
   }
 }
 

@@ -27,6 +27,10 @@ struct EngineStats {
   uint64_t device_peer_bytes = 0;  // of those, between two devices
   uint64_t device_replica_hits = 0;
   uint64_t device_evictions = 0;
+  // Versions made on a device copied back to host memory: for a CPU reader,
+  // a send, a fetch, a broadcast, or before their last replica was evicted.
+  uint64_t device_write_backs = 0;
+  uint64_t device_eviction_write_backs = 0;  // of those, before an eviction
   uint64_t device_replica_bytes = 0;  // device memory the replicas hold now
   // Broadcasts (printed on their own line; see README, TASKGRID_STATS).
   uint64_t broadcasts_rooted = 0;  // tree/pipeline/p2p broadcasts started here

@@ -94,7 +94,7 @@ void GroupBroadcaster::post() {
       Version* version = broadcast.version;
       if (broadcast.root && !version->ready) {
         if (!broadcast.waits_for_data)
-          version->waiters.push_back({VersionWaiter::Kind::group_broadcast, 0, 0, nullptr});
+          events_.wait_on_host(version, {VersionWaiter::Kind::group_broadcast, 0, 0, nullptr});
         broadcast.waits_for_data = true;
         break;
       }

@@ -74,7 +74,8 @@ void TreeBroadcaster::apply(const char* payload, int source, bool root) {
   // receives (and send their own routes) while the data is still on its way.
   for (const Child& child : broadcast->children) send_route(*broadcast, child);
   if (root && !broadcast->version->ready) {
-    broadcast->version->waiters.push_back({VersionWaiter::Kind::tree_broadcast, 0, 0, broadcast});
+    events_.wait_on_host(broadcast->version,
+                         {VersionWaiter::Kind::tree_broadcast, 0, 0, broadcast});
     return;
   }
   advance(broadcast);

@@ -18,6 +18,8 @@ Version* VersionStore::create(uint64_t id, size_t bytes) {
   version->data = nullptr;
   version->bytes = bytes;
   version->ready = false;
+  version->on_device = false;
+  version->writing_back = false;
   version->retired = false;
   version->uses = 0;
   version->waiters.clear();  // keeps its capacity

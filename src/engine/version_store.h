@@ -42,7 +42,13 @@ struct Version {
   uint64_t id = 0;
   char* data = nullptr;
   size_t bytes = 0;
+  // `ready`: the host buffer holds the version. `on_device`: a device
+  // replica holds it (a device task made it there); until it is written back
+  // (DeviceTasks::write_back) only device tasks may read it, and waiters that
+  // need host data wait (VersionEvents::wait_on_host).
   bool ready = false;
+  bool on_device = false;
+  bool writing_back = false;
   bool retired = false;
   uint32_t uses = 0;  // registered reads, sends, fetches and broadcasts, plus the producer
   std::vector<VersionWaiter> waiters;
@@ -122,6 +128,9 @@ class VersionEvents {
   virtual ~VersionEvents() = default;
   // The version is present now: its waiters run.
   virtual void version_arrived(Version* version) = 0;
+  // Adds `waiter`, which needs the version in host memory: a version only
+  // on a device is written back now.
+  virtual void wait_on_host(Version* version, const VersionWaiter& waiter) = 0;
   // One use of the version is done.
   virtual void version_released(Version* version) = 0;
   // Ends the job with a message that names this rank.

@@ -167,14 +167,17 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
     if (s.device_tasks == 0) return;
     std::fprintf(stderr,
                  "taskgrid device stats: rank %d tasks %llu bytes_in %llu bytes_out %llu "
-                 "bytes_within %llu (peer %llu) replica_hits %llu evictions %llu\n",
+                 "bytes_within %llu (peer %llu) replica_hits %llu evictions %llu "
+                 "write_backs %llu (before evictions %llu)\n",
                  r, static_cast<unsigned long long>(s.device_tasks),
                  static_cast<unsigned long long>(s.device_bytes_in),
                  static_cast<unsigned long long>(s.device_bytes_out),
                  static_cast<unsigned long long>(s.device_bytes_within),
                  static_cast<unsigned long long>(s.device_peer_bytes),
                  static_cast<unsigned long long>(s.device_replica_hits),
-                 static_cast<unsigned long long>(s.device_evictions));
+                 static_cast<unsigned long long>(s.device_evictions),
+                 static_cast<unsigned long long>(s.device_write_backs),
+                 static_cast<unsigned long long>(s.device_eviction_write_backs));
   });
   for_each_rank([&](int r, const runtime::EngineStats& s) {
     std::fprintf(stderr,

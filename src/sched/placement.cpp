@@ -120,7 +120,11 @@ class Heft final : public PlacementPolicy {
       const data::VersionInfo& v = *request.inputs[i].version;
       double arrival = v.ready_at;
       if (!v.holds(static_cast<int>(r))) arrival += costs_.transfer_seconds(v.bytes);
-      if (device != kCpu && !(v.producer == static_cast<int>(r) && v.device == device))
+      // A version made on a device stays there until something elsewhere
+      // needs it: then it is copied off that device, and onto another.
+      const bool made_here = v.producer == static_cast<int>(r) && v.device == device;
+      if (device != kCpu && !made_here) arrival += CostModel::device_transfer_seconds(v.bytes);
+      if (v.device >= 0 && (device == kCpu || v.producer != static_cast<int>(r)))
         arrival += CostModel::device_transfer_seconds(v.bytes);
       data_ready = std::max(data_ready, arrival);
     }

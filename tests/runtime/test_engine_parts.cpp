@@ -229,6 +229,10 @@ struct BroadcastRank : VersionEvents {
     released.push_back(version->id);
     versions.release_use(version);
   }
+  // No devices here: host data is all there is.
+  void wait_on_host(Version* version, const VersionWaiter& waiter) override {
+    version->waiters.push_back(waiter);
+  }
   [[noreturn]] void fail(const std::string& message) override { throw std::runtime_error(message); }
   // Applies control messages and completes transfers; true when anything happened.
   bool poll() {

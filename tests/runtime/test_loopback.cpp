@@ -239,6 +239,11 @@ struct Traffic {
   uint64_t device_replica_hits = 0;
   uint64_t device_evictions = 0;
   uint64_t device_bytes_left = 0;
+  // Versions made on devices copied back to host memory (device_bytes_out
+  // bytes), and of those, the ones copied before their last replica went.
+  uint64_t device_write_backs = 0;
+  uint64_t device_eviction_write_backs = 0;
+  uint64_t device_bytes_out = 0;
 };
 
 // One rank: its engine (on its own thread) and its planner.
@@ -327,6 +332,9 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const Loopback
     traffic.device_replica_hits += stats.device_replica_hits;
     traffic.device_evictions += stats.device_evictions;
     traffic.device_bytes_left += stats.device_replica_bytes;
+    traffic.device_write_backs += stats.device_write_backs;
+    traffic.device_eviction_write_backs += stats.device_eviction_write_backs;
+    traffic.device_bytes_out += stats.device_bytes_out;
   }
   std::vector<std::vector<uint8_t>> result;
   for (size_t h = 0; h < g.sizes.size(); ++h)
@@ -501,6 +509,35 @@ TEST_P(LoopbackDevices, RandomGraphsMatchSequentialExecution) {
   EXPECT_GT(traffic.device_bytes_in, 0u);
   EXPECT_GT(traffic.device_replica_hits, 0u);
   EXPECT_GT(traffic.device_peer_bytes, 0u);  // copies between two devices of a rank
+  EXPECT_GT(traffic.device_write_backs, 0u);  // outputs CPU tasks, sends or fetches needed
+}
+
+// A chain of device tasks updating one handle in place: every version stays
+// on the device, and only the last is copied back, for the program's fetch.
+TEST_P(LoopbackDevices, ADeviceChainStaysOnTheDevice) {
+  const int ranks = GetParam();
+  Graph g;
+  for (int r = 0; r < ranks; ++r) {
+    g.sizes.push_back(1000);
+    g.owners.push_back(r);
+  }
+  uint64_t salt = 1;  // odd: a device task
+  for (int step = 0; step < 20; ++step) {
+    for (size_t h = 0; h < g.sizes.size(); ++h) {
+      g.tasks.push_back({{{h, AccessMode::inout}}, salt, g.owners[h]});
+      salt += 2;
+    }
+  }
+  Traffic traffic;
+  LoopbackRun run;
+  run.ranks = ranks;
+  run.devices = 1;
+  ASSERT_TRUE(matches_sequential(g, run, traffic));
+  EXPECT_EQ(traffic.device_tasks, 20u * static_cast<uint64_t>(ranks));
+  EXPECT_EQ(traffic.device_bytes_in, 1000u * static_cast<uint64_t>(ranks));  // the first reads
+  EXPECT_EQ(traffic.device_write_backs, static_cast<uint64_t>(ranks));       // the fetches
+  EXPECT_EQ(traffic.device_bytes_out, 1000u * static_cast<uint64_t>(ranks));
+  EXPECT_EQ(traffic.device_eviction_write_backs, 0u);
 }
 
 // On every rank, device tasks write 12 handles of 300 bytes, then device
@@ -536,6 +573,9 @@ TEST_P(LoopbackDevices, ASmallDeviceEvictsAndStillMatches) {
   ASSERT_TRUE(matches_sequential(crowded_device_graph(ranks), small, crowded));
   EXPECT_GE(crowded.device_tasks, 24u * static_cast<uint64_t>(ranks));
   EXPECT_GT(crowded.device_evictions, 0u);
+  // The versions the first tasks made were only on the device: evicting
+  // them wrote them back first.
+  EXPECT_GT(crowded.device_eviction_write_backs, 0u);
   // Random graphs: evictions there depend on when superseded versions go.
   Traffic traffic;
   for (uint64_t graph = 0; graph < 20; ++graph) {
