@@ -1,5 +1,6 @@
 #include "comm/mpi_backend.h"
 
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <chrono>
@@ -68,6 +69,21 @@ std::unique_ptr<exec::TaskChannels> MpiBackend::make_channels(int count,
 }
 
 bool MpiBackend::thread_multiple() const { return state_->thread_level >= MPI_THREAD_MULTIPLE; }
+
+bool MpiBackend::reads_cuda_memory() const {
+  // Looked up, not called by name: each query exists in one MPI family only,
+  // and the program must link with either.
+  using OpenMpiQuery = int (*)();
+  using MpichQuery = int (*)(int, int*);
+  if (void* query = dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support"))
+    return reinterpret_cast<OpenMpiQuery>(query)() == 1;
+  if (void* query = dlsym(RTLD_DEFAULT, "MPIX_GPU_query_support")) {
+    constexpr int kCuda = 0;  // MPICH's MPIX_GPU_SUPPORT_CUDA
+    int supported = 0;
+    return reinterpret_cast<MpichQuery>(query)(kCuda, &supported) == MPI_SUCCESS && supported != 0;
+  }
+  return false;
+}
 
 std::unique_ptr<HeartbeatLink> MpiBackend::make_heartbeat_link() {
   return make_mpi_heartbeat_link();

@@ -48,6 +48,11 @@ class MpiBackend {
                                                     void (*fail)(int, const std::string&));
   // Whether MPI allows calls from any thread at once (MPI_THREAD_MULTIPLE).
   bool thread_multiple() const;
+  // Whether this MPI reads and writes CUDA device memory (CUDA-aware MPI),
+  // as it says at run time: Open MPI's MPIX_Query_cuda_support, MPICH's
+  // MPIX_GPU_query_support (4.1 and later), whichever the library has;
+  // false when it has neither.
+  bool reads_cuda_memory() const;
   // The failure detector's link (collective: every rank, once; needs
   // thread_multiple()).
   std::unique_ptr<HeartbeatLink> make_heartbeat_link();

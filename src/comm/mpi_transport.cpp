@@ -94,14 +94,34 @@ bool MpiTransport::receive_control(int& source, std::vector<char>& batch) {
   return true;
 }
 
-template <typename Post>
-void MpiTransport::for_each_chunk(void* data, size_t bytes, Post&& post) const {
+size_t MpiTransport::data_piece_bytes(size_t bytes) const {
+  if (bytes <= max_chunk_) return bytes;
   // At most kMaxChunksPerTransfer chunks: every chunk's receive is posted at
   // once, and MPI runs out of requests long before a tiny chunk limit
   // (TASKGRID_CHUNK_BYTES=1) would run out of chunks. Both ends compute the
   // same sizes from the same limit (a job-wide setting) and byte count.
   const size_t fewest = (bytes + kMaxChunksPerTransfer - 1) / kMaxChunksPerTransfer;
-  const size_t size = std::max(max_chunk_, fewest);
+  return std::max(max_chunk_, fewest);
+}
+
+void MpiTransport::send_data_piece(int dest, int tag, const void* data, size_t bytes, size_t total,
+                                   uint64_t cookie) {
+  if (total <= max_chunk_) {
+    send_data(dest, tag, data, bytes, cookie);
+    return;
+  }
+  if (bytes > data_piece_bytes(total))
+    throw std::logic_error("taskgrid: a data piece larger than the transfer's pieces");
+  const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes, dest);
+  MPI_Request request;
+  check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, bulk_comm_, &request),
+        "MPI_Isend (data piece)");
+  add_request(request, op);
+}
+
+template <typename Post>
+void MpiTransport::for_each_chunk(void* data, size_t bytes, Post&& post) const {
+  const size_t size = data_piece_bytes(bytes);
   char* at = static_cast<char*>(data);
   for (size_t left = bytes; left > 0;) {
     const size_t chunk = left < size ? left : size;

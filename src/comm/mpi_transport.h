@@ -64,6 +64,12 @@ class MpiTransport final : public Transport {
   // Transfers are cut into chunks of at most this size (MPI counts are int).
   static constexpr size_t kMaxChunk = size_t{1} << 30;
   size_t max_chunk() const override { return max_chunk_; }
+  void set_max_chunk(size_t bytes) override {
+    if (bytes > 0 && bytes < max_chunk_) max_chunk_ = bytes;
+  }
+  size_t data_piece_bytes(size_t bytes) const override;
+  void send_data_piece(int dest, int tag, const void* data, size_t bytes, size_t total,
+                       uint64_t cookie) override;
 
  private:
   // One logical operation: a control send, a data transfer (maybe chunked),

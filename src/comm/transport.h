@@ -44,6 +44,22 @@ class Transport {
   virtual void send_data(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) = 0;
   virtual void receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) = 0;
 
+  // How send_data cuts a transfer of `bytes`: each piece but the last is
+  // data_piece_bytes(bytes) long (`bytes` itself: one message). A sender
+  // that has the data piece by piece (a version copied off a device) sends
+  // each with send_data_piece as it comes, in order; the receiver posts
+  // receive_data for the whole, as for send_data. Each piece has its cookie.
+  virtual size_t data_piece_bytes(size_t bytes) const { return bytes; }
+  virtual void send_data_piece(int dest, int tag, const void* data, size_t bytes, size_t total,
+                               uint64_t cookie) {
+    (void)total;  // one piece: the whole transfer
+    send_data(dest, tag, data, bytes, cookie);
+  }
+  // Lowers the size above which transfers are cut into pieces (devices: so
+  // that a version's pieces are sent while the next ones are copied to host).
+  // Job-wide, before the first transfer.
+  virtual void set_max_chunk(size_t bytes) { (void)bytes; }
+
   // One message of a stream of chunks (at most max_chunk() bytes). Receives
   // are posted at once and matched in posting order, so successive chunks on
   // one (peer, tag) land in the order they were sent. Each has its cookie.

@@ -68,6 +68,11 @@ class Backend {
   // work is done; the stream's later work waits for it.
   virtual void host_function_async(Stream* stream, void (*function)(void*), void* argument) = 0;
 
+  // Where an MPI library that reads device memory finds the bytes at device
+  // address `pointer` (TASKGRID_GPU_AWARE_MPI): the address itself on CUDA;
+  // on the emulated device its host view, standing in for such a library.
+  virtual const void* message_address(const void* pointer) const { return pointer; }
+
   // Done once every operation enqueued on `stream` before it is done.
   virtual Event* record_event(Stream* stream) = 0;
   // Never blocks. Reports a failure of the stream's work (a copy, a kernel)

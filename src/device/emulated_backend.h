@@ -49,6 +49,7 @@ class EmulatedBackend final : public Backend {
   Event* record_event(Stream* stream) override;
   bool event_done(Event* event) override;
   void destroy_event(Event* event) override;
+  const void* message_address(const void* pointer) const override { return host_view(pointer); }
 
   // Where the host reads and writes the bytes at device address `pointer`
   // (an emulated kernel's view of its arguments). Throws taskgrid::Error for

@@ -6,20 +6,35 @@
 #include <utility>
 
 #include "engine/task_context_access.h"
+#include "engine/transfer_cookie.h"
 #include "exec/running_task.h"
 #include "trace/trace.h"
 
 namespace taskgrid::runtime {
+namespace {
 
-DeviceTasks::DeviceTasks(std::unique_ptr<device::Backend> backend, int max_streams, int rank,
-                         VersionStore& versions, EngineStats& stats,
-                         std::function<void(const std::string&)> fail)
-    : rank_(rank),
+// A record from `spares`, else a new one.
+template <typename T>
+std::unique_ptr<T> reuse_or_make(std::vector<std::unique_ptr<T>>& spares) {
+  if (spares.empty()) return std::make_unique<T>();
+  std::unique_ptr<T> record = std::move(spares.back());
+  spares.pop_back();
+  return record;
+}
+
+}  // namespace
+
+DeviceTasks::DeviceTasks(std::unique_ptr<device::Backend> backend, int max_streams,
+                         bool direct_sends, comm::Transport& transport, VersionStore& versions,
+                         EngineStats& stats, std::function<void(const std::string&)> fail)
+    : rank_(transport.rank()),
       backend_(std::move(backend)),
       streams_(*backend_, max_streams),
       versions_(versions),
       stats_(stats),
       fail_(std::move(fail)),
+      transport_(transport),
+      direct_sends_(direct_sends),
       write_backs_on_(static_cast<size_t>(backend_->devices()), 0),
       copy_streams_(static_cast<size_t>(backend_->devices()), nullptr),
       oldest_(static_cast<size_t>(backend_->devices()), nullptr),
@@ -137,15 +152,17 @@ device::Stream* DeviceTasks::copy_stream(int device) {
   return stream;
 }
 
-void DeviceTasks::write_back(Version* version) {
-  if (version->writing_back || version->ready) return;
-  for (DeviceReplica* r = version->replicas; r; r = r->next_of_version) {
-    if (r->filling) continue;
-    start_write_back(version, r);
-    return;
-  }
+DeviceReplica* DeviceTasks::current_replica(Version* version) {
+  for (DeviceReplica* r = version->replicas; r; r = r->next_of_version)
+    if (!r->filling) return r;
   fail_("internal error: version " + std::to_string(version->id) +
         " is on no device and not in host memory");
+  return nullptr;
+}
+
+void DeviceTasks::write_back(Version* version) {
+  if (version->writing_back || version->ready) return;
+  start_write_back(version, current_replica(version));
 }
 
 void DeviceTasks::start_write_back(Version* version, DeviceReplica* replica) {
@@ -155,12 +172,114 @@ void DeviceTasks::start_write_back(Version* version, DeviceReplica* replica) {
   pin(replica);
   version->writing_back = true;
   version->uses += 1;  // until the engine has been told (poll)
+  std::unique_ptr<WriteBack> copy = reuse_or_make(spare_write_backs_);
+  copy->version = version;
+  copy->replica = replica;
+  copy->done = 0;
+  copy->sends.clear();
+  copy->pieces.clear();
+  // The transport's pieces, each copied on its own: a send posts each one
+  // as soon as it is in host memory.
+  const size_t bytes = version->bytes;
+  copy->piece_bytes = std::max<size_t>(1, transport_.data_piece_bytes(bytes));
   device::Stream* stream = copy_stream(replica->device);
-  enqueue_copy(stream, version->data, replica->pointer, version->bytes,
-               device::CopyKind::device_to_host);
-  write_backs_.push_back({version, replica, backend_->record_event(stream)});
+  const size_t count = bytes == 0 ? 1 : (bytes + copy->piece_bytes - 1) / copy->piece_bytes;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t offset = i * copy->piece_bytes;
+    enqueue_copy(stream, version->data + offset,
+                 static_cast<const char*>(replica->pointer) + offset,
+                 std::min(copy->piece_bytes, bytes - offset), device::CopyKind::device_to_host);
+    copy->pieces.push_back(backend_->record_event(stream));
+  }
+  write_backs_.push_back(std::move(copy));
   write_backs_on_[static_cast<size_t>(replica->device)] += 1;
   stats_.device_write_backs += 1;
+}
+
+void DeviceTasks::send(Version* version, int dest, int tag) {
+  auto* send = new DeviceSend;
+  send->version = version;
+  send->dest = dest;
+  send->tag = tag;
+  if (direct_sends_) {
+    DeviceReplica* replica = current_replica(version);
+    pin(replica);
+    send->replica = replica;
+    send->in_flight = 1;
+    send->all_posted = true;
+    transport_.send_data(dest, tag, backend_->message_address(replica->pointer), version->bytes,
+                         make_cookie(send, kDeviceSend));
+    stats_.device_direct_sends += 1;
+    return;
+  }
+  write_back(version);
+  for (std::unique_ptr<WriteBack>& copy : write_backs_) {
+    if (copy->version != version) continue;
+    copy->sends.push_back(send);
+    post_pieces(*copy, *send);
+    stats_.device_staged_sends += 1;
+    return;
+  }
+  fail_("internal error: version " + std::to_string(version->id) + " is not being written back");
+}
+
+void DeviceTasks::post_pieces(WriteBack& copy, DeviceSend& send) {
+  const size_t bytes = copy.version->bytes;
+  for (; send.posted < copy.done; ++send.posted) {
+    const size_t offset = static_cast<size_t>(send.posted) * copy.piece_bytes;
+    const size_t piece = std::min(copy.piece_bytes, bytes - std::min(bytes, offset));
+    send.in_flight += 1;
+    transport_.send_data_piece(send.dest, send.tag, copy.version->data + offset, piece, bytes,
+                               make_cookie(&send, kDevicePiece));
+    stats_.device_staged_pieces += 1;
+  }
+}
+
+Version* DeviceTasks::sent(uint64_t cookie) {
+  auto* send = cookie_object<DeviceSend>(cookie);
+  if (--send->in_flight > 0 || !send->all_posted) return nullptr;
+  if (send->replica) unpin(send->replica);
+  Version* version = send->version;
+  delete send;
+  return version;
+}
+
+bool DeviceTasks::poll_write_backs(std::vector<Version*>& written_back) {
+  bool any = false;
+  for (size_t i = 0; i < write_backs_.size();) {
+    WriteBack& copy = *write_backs_[i];
+    const uint32_t before = copy.done;
+    try {
+      while (copy.done < copy.pieces.size() && backend_->event_done(copy.pieces[copy.done])) {
+        backend_->destroy_event(copy.pieces[copy.done]);
+        copy.done += 1;
+      }
+    } catch (const std::exception& error) {
+      fail_("writing version " + std::to_string(copy.version->id) + " back from device " +
+            std::to_string(copy.replica->device) + " failed: " + error.what());
+    }
+    if (copy.done == before) {
+      ++i;
+      continue;
+    }
+    any = true;
+    for (DeviceSend* send : copy.sends) post_pieces(copy, *send);
+    if (copy.done < copy.pieces.size()) {
+      ++i;
+      continue;
+    }
+    // Whole: each send has posted its last piece, and is done with it (sent()).
+    for (DeviceSend* send : copy.sends) send->all_posted = true;
+    copy.sends.clear();
+    unpin(copy.replica);
+    copy.version->writing_back = false;
+    write_backs_on_[static_cast<size_t>(copy.replica->device)] -= 1;
+    written_back.push_back(copy.version);
+    spare_write_backs_.push_back(std::move(write_backs_[i]));
+    write_backs_[i] = std::move(write_backs_.back());
+    write_backs_.pop_back();
+  }
+  return any;
 }
 
 DeviceReplica* DeviceTasks::new_replica(Version* version, int device) {
@@ -213,13 +332,7 @@ bool DeviceTasks::launch(Task* task) {
   const int device = choose_device(*task);
   device::Stream* stream = streams_.acquire(device);
   if (!stream) return false;
-  std::unique_ptr<Running> running;
-  if (spare_.empty()) {
-    running = std::make_unique<Running>();
-  } else {
-    running = std::move(spare_.back());
-    spare_.pop_back();
-  }
+  std::unique_ptr<Running> running = reuse_or_make(spare_);
   running->task = task;
   running->stream = stream;
   const size_t count = task->linked.size();
@@ -349,29 +462,7 @@ void DeviceTasks::call_device_function(Running& running) {
 }
 
 bool DeviceTasks::poll(std::vector<Task*>& finished, std::vector<Version*>& written_back) {
-  bool any = false;
-  for (size_t i = 0; i < write_backs_.size();) {
-    WriteBack& copy = write_backs_[i];
-    bool done = false;
-    try {
-      done = backend_->event_done(copy.event);
-    } catch (const std::exception& error) {
-      fail_("writing version " + std::to_string(copy.version->id) + " back from device " +
-            std::to_string(copy.replica->device) + " failed: " + error.what());
-    }
-    if (!done) {
-      ++i;
-      continue;
-    }
-    backend_->destroy_event(copy.event);
-    unpin(copy.replica);
-    copy.version->writing_back = false;
-    write_backs_on_[static_cast<size_t>(copy.replica->device)] -= 1;
-    written_back.push_back(copy.version);
-    write_backs_[i] = write_backs_.back();
-    write_backs_.pop_back();
-    any = true;
-  }
+  bool any = poll_write_backs(written_back);
   for (size_t i = 0; i < running_.size();) {
     Running& running = *running_[i];
     bool done = false;

@@ -13,6 +13,12 @@
 // or when their last replica is to be evicted. Replicas go when their
 // version is freed or when their device's memory is needed (least recently
 // used first; one that is its version's only copy is written back first).
+// Sends: a version only on a device goes to another rank straight from
+// device memory where MPI reads it (`direct_sends`: a CUDA-aware MPI), else
+// through its host buffer in the transport's pieces: each piece is copied
+// off the device on its own, and sent as soon as it is in host memory, while
+// the next is copied (the write-back, shared by every send of the version).
+//
 // Launching: a task takes a stream of its device from the pool (at most
 // `max_streams` out per device) and the memory its accesses need; when
 // either is short it waits, in order, for running tasks to give some back.
@@ -27,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/transport.h"
 #include "device/backend.h"
 #include "device/stream_pool.h"
 #include "engine/engine_stats.h"
@@ -53,8 +60,8 @@ struct DeviceReplica {
 class DeviceTasks final : public ReplicaOwner {
  public:
   // `fail` ends the job with a message (the engine's, which names the rank).
-  DeviceTasks(std::unique_ptr<device::Backend> backend, int max_streams, int rank,
-              VersionStore& versions, EngineStats& stats,
+  DeviceTasks(std::unique_ptr<device::Backend> backend, int max_streams, bool direct_sends,
+              comm::Transport& transport, VersionStore& versions, EngineStats& stats,
               std::function<void(const std::string&)> fail);
   ~DeviceTasks() override;
   DeviceTasks(const DeviceTasks&) = delete;
@@ -70,6 +77,13 @@ class DeviceTasks final : public ReplicaOwner {
   // buffer; poll() reports it once it is there. Holds a use of the version
   // until then. Nothing to do when it is on its way already.
   void write_back(Version* version);
+  // Sends `version`, which only device replicas hold, to `dest` (see Sends
+  // above). The caller's use of the version is held until the send is done:
+  // each message's cookie is a kDevicePiece or kDeviceSend (sent()).
+  void send(Version* version, int dest, int tag);
+  // A message send() posted is done: the version whose use it held once its
+  // last message is done, else nullptr.
+  Version* sent(uint64_t cookie);
   // Moves the tasks whose device work is done into `finished` and the
   // versions whose write-back is done into `written_back` (their use is the
   // caller's to release), then starts waiting tasks that can start now.
@@ -112,6 +126,8 @@ class DeviceTasks final : public ReplicaOwner {
   void drop(DeviceReplica* replica);  // frees its memory, unlinks it
   void pin(DeviceReplica* replica);
   void unpin(DeviceReplica* replica);
+  // A replica of `version` that holds it (one not being filled).
+  DeviceReplica* current_replica(Version* version);
   // Whether dropping `replica` would lose its version's data.
   static bool only_copy(const DeviceReplica* replica);
   void start_write_back(Version* version, DeviceReplica* replica);
@@ -126,12 +142,36 @@ class DeviceTasks final : public ReplicaOwner {
   VersionStore& versions_;
   EngineStats& stats_;
   std::function<void(const std::string&)> fail_;
-  struct WriteBack {
-    Version* version;
-    DeviceReplica* replica;  // pinned until the copy is done
-    device::Event* event;
+  // A send of a version through host memory, piece by piece; or straight
+  // from `replica` (pinned until the message is done).
+  struct DeviceSend {
+    Version* version = nullptr;
+    DeviceReplica* replica = nullptr;  // direct sends only
+    int dest = 0;
+    int tag = 0;
+    uint32_t posted = 0;     // pieces
+    uint32_t in_flight = 0;  // messages posted, not done
+    bool all_posted = false;
   };
-  std::vector<WriteBack> write_backs_;
+  // A version copied from `replica` (pinned meanwhile) into its host
+  // buffer, in the transport's pieces: event i says when piece i is there.
+  struct WriteBack {
+    Version* version = nullptr;
+    DeviceReplica* replica = nullptr;
+    std::vector<device::Event*> pieces;
+    size_t piece_bytes = 0;
+    uint32_t done = 0;               // pieces in host memory
+    std::vector<DeviceSend*> sends;  // sent piece by piece as they come
+  };
+  // Posts the pieces of `send` that are in host memory.
+  void post_pieces(WriteBack& copy, DeviceSend& send);
+  // Polls the pieces of write-backs; moves versions written back whole into
+  // `written_back`.
+  bool poll_write_backs(std::vector<Version*>& written_back);
+  comm::Transport& transport_;
+  bool direct_sends_;
+  std::vector<std::unique_ptr<WriteBack>> write_backs_;
+  std::vector<std::unique_ptr<WriteBack>> spare_write_backs_;
   std::vector<int> write_backs_on_;            // per device, in flight
   std::vector<device::Stream*> copy_streams_;  // per device, made when first needed
   std::deque<Task*> waiting_;

@@ -66,10 +66,11 @@ Engine::~Engine() {
 
 void Engine::fail(const std::string& message) { fail_job(rank(), message); }
 
-void Engine::set_devices(std::unique_ptr<device::Backend> backend, int max_streams) {
-  devices_ =
-      std::make_unique<DeviceTasks>(std::move(backend), max_streams, rank(), versions_, stats_,
-                                    [this](const std::string& message) { fail(message); });
+void Engine::set_devices(std::unique_ptr<device::Backend> backend, int max_streams,
+                         bool direct_sends) {
+  devices_ = std::make_unique<DeviceTasks>(std::move(backend), max_streams, direct_sends,
+                                           transport_, versions_, stats_,
+                                           [this](const std::string& message) { fail(message); });
 }
 
 std::vector<char> Engine::post(int dest, std::vector<char>&& batch) {
@@ -139,6 +140,8 @@ void Engine::version_on_device(Version* version) {
         DeviceTasks::takes(*static_cast<Task*>(waiter.object))) {
       auto* task = static_cast<Task*>(waiter.object);
       if (--task->waiting == 0) newly_ready_.push_back(task);
+    } else if (waiter.kind == VersionWaiter::Kind::send) {
+      send_from_device(version, waiter.dest, waiter.tag);
     } else {
       version->waiters[kept++] = waiter;
     }
@@ -167,6 +170,15 @@ wire::Fetch Engine::drop_fetch(const wire::Fetch* fetch) {
 
 void Engine::send_version(Version* version, int dest, int tag) {
   transport_.send_data(dest, tag, version->data, version->bytes, make_cookie(version, kSend));
+  count_send(version, dest);
+}
+
+void Engine::send_from_device(Version* version, int dest, int tag) {
+  devices_->send(version, dest, tag);
+  count_send(version, dest);
+}
+
+void Engine::count_send(const Version* version, int dest) {
   stats_.data_messages_sent += 1;
   stats_.data_bytes_sent += version->bytes;
   if (trace::enabled()) {
@@ -327,6 +339,10 @@ void Engine::transfer_done(uint64_t cookie) {
       break;
     case kGroupChunk:
       groups_.chunk_done(cookie);
+      break;
+    case kDevicePiece:
+    case kDeviceSend:
+      if (Version* version = devices_->sent(cookie)) release_use(version);
       break;
     case kFetch: {
       const wire::Fetch fetch = drop_fetch(cookie_object<wire::Fetch>(cookie));

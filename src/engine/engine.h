@@ -71,7 +71,9 @@ class Engine final : public CommandSink, private VersionEvents {
   void set_program_drives(bool drives) { program_drives_ = drives; }
   // Runs tasks with a device implementation on `backend`'s devices, with at
   // most `max_streams` streams out per device. Before the first command.
-  void set_devices(std::unique_ptr<device::Backend> backend, int max_streams);
+  // `direct_sends`: MPI reads device memory (DeviceTasks).
+  void set_devices(std::unique_ptr<device::Backend> backend, int max_streams,
+                   bool direct_sends = false);
 
   // CommandSink. post: thread-safe; a batch for this rank is applied in order
   // with earlier local batches, others are sent as control messages.
@@ -133,6 +135,9 @@ class Engine final : public CommandSink, private VersionEvents {
   void version_on_device(Version* version);
   void release_use(Version* version) { versions_.release_use(version); }
   void send_version(Version* version, int dest, int tag);
+  // The same for a version only on a device (DeviceTasks::send).
+  void send_from_device(Version* version, int dest, int tag);
+  void count_send(const Version* version, int dest);  // stats and trace
   void copy_to_host(Version* version, const wire::Fetch& fetch);
   wire::Fetch* keep_fetch(const wire::Fetch& fetch);
   wire::Fetch drop_fetch(const wire::Fetch* fetch);

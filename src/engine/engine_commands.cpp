@@ -169,8 +169,10 @@ void Engine::apply_send(const wire::Send& send) {
   version->uses += 1;
   if (version->ready) {
     send_version(version, send.dest, send.tag);
+  } else if (version->on_device) {
+    send_from_device(version, send.dest, send.tag);
   } else {
-    wait_on_host(version, {VersionWaiter::Kind::send, send.dest, send.tag, nullptr});
+    version->waiters.push_back({VersionWaiter::Kind::send, send.dest, send.tag, nullptr});
   }
 }
 

@@ -31,6 +31,11 @@ struct EngineStats {
   // a send, a fetch, a broadcast, or before their last replica was evicted.
   uint64_t device_write_backs = 0;
   uint64_t device_eviction_write_backs = 0;  // of those, before an eviction
+  // Sends of versions only on a device: through host memory, piece by piece
+  // (the pieces), or straight from device memory (TASKGRID_GPU_AWARE_MPI).
+  uint64_t device_staged_sends = 0;
+  uint64_t device_staged_pieces = 0;
+  uint64_t device_direct_sends = 0;
   uint64_t device_replica_bytes = 0;  // device memory the replicas hold now
   // Broadcasts (printed on their own line; see README, TASKGRID_STATS).
   uint64_t broadcasts_rooted = 0;  // tree/pipeline/p2p broadcasts started here

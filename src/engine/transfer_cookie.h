@@ -7,11 +7,13 @@
 namespace taskgrid::runtime {
 
 enum CookieKind : uint64_t {
-  kReceive = 0,     // a Version received point to point
-  kSend = 1,        // a Version sent
-  kFetch = 2,       // a FetchReceive: a version into the program's buffer
-  kTreeChunk = 3,   // a TreeBroadcaster::ChunkEvent
-  kGroupChunk = 4,  // a GroupBroadcast's chunk
+  kReceive = 0,      // a Version received point to point
+  kSend = 1,         // a Version sent
+  kFetch = 2,        // a FetchReceive: a version into the program's buffer
+  kTreeChunk = 3,    // a TreeBroadcaster::ChunkEvent
+  kGroupChunk = 4,   // a GroupBroadcast's chunk
+  kDevicePiece = 5,  // a DeviceTasks::DeviceSend's piece, sent from host memory
+  kDeviceSend = 6,   // a DeviceTasks::DeviceSend straight from device memory
 };
 
 inline uint64_t make_cookie(const void* object, CookieKind kind) {

@@ -168,7 +168,8 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
     std::fprintf(stderr,
                  "taskgrid device stats: rank %d tasks %llu bytes_in %llu bytes_out %llu "
                  "bytes_within %llu (peer %llu) replica_hits %llu evictions %llu "
-                 "write_backs %llu (before evictions %llu)\n",
+                 "write_backs %llu (before evictions %llu) sends staged %llu (pieces %llu) "
+                 "direct %llu\n",
                  r, static_cast<unsigned long long>(s.device_tasks),
                  static_cast<unsigned long long>(s.device_bytes_in),
                  static_cast<unsigned long long>(s.device_bytes_out),
@@ -177,7 +178,10 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
                  static_cast<unsigned long long>(s.device_replica_hits),
                  static_cast<unsigned long long>(s.device_evictions),
                  static_cast<unsigned long long>(s.device_write_backs),
-                 static_cast<unsigned long long>(s.device_eviction_write_backs));
+                 static_cast<unsigned long long>(s.device_eviction_write_backs),
+                 static_cast<unsigned long long>(s.device_staged_sends),
+                 static_cast<unsigned long long>(s.device_staged_pieces),
+                 static_cast<unsigned long long>(s.device_direct_sends));
   });
   for_each_rank([&](int r, const runtime::EngineStats& s) {
     std::fprintf(stderr,
@@ -387,7 +391,6 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   config.broadcast = rt->options.broadcast;
   config.broadcast_min_bytes = rt->options.broadcast_min_bytes;
   config.broadcast_chunk = rt->options.broadcast_chunk;
-  config.max_message = transport.max_chunk();
   rt->engine = std::make_unique<runtime::Engine>(transport, config.threads_per_rank,
                                                  spmd ? rank : 0, std::move(channels));
   rt->engine->set_engine_creates_groups(!spmd);
@@ -403,12 +406,23 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
     try {
       if (auto backend = device::open_backend(settings)) {
         devices = backend->devices();
-        rt->engine->set_devices(std::move(backend), rt->options.device_streams);
+        const bool direct_sends =
+            rt->options.gpu_aware_mpi == "yes" ||
+            (rt->options.gpu_aware_mpi == "auto" && std::string(backend->name()) == "cuda" &&
+             rt->backend->reads_cuda_memory());
+        rt->engine->set_devices(std::move(backend), rt->options.device_streams, direct_sends);
       }
     } catch (const Error& error) {
       runtime::fail_job(rank, error.what());
     }
+    // Where any rank has devices, transfers travel in pieces small enough
+    // that a version's copy off a device overlaps its sending. Every rank
+    // cuts them alike (a receiver expects the pieces its sender sends).
+    uint64_t any_devices = devices > 0 ? 1 : 0;
+    if (transport.size() > 1) collectives.allreduce_max(&any_devices, 1);
+    if (any_devices) transport.set_max_chunk(rt->options.device_staging_bytes);
   }
+  config.max_message = transport.max_chunk();
   if (!spmd) config.devices = gather_devices(collectives, devices, rt->options.device_streams);
   if (spmd && rt->options.divergence_interval > 0) {
     rt->divergence =

@@ -181,6 +181,21 @@ const Setting kSettings[] = {
            read_number(name, value, 1, 256, "must be a whole number from 1 to 256"));
      },
      nullptr, true},
+    {"TASKGRID_DEVICE_STAGING_BYTES", "4194304",
+     "where a rank has devices: transfers above this many bytes travel in pieces of it, so a "
+     "version on a device is sent piece by piece as it is copied to host",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.device_staging_bytes = static_cast<size_t>(
+           read_number(name, value, 1, kNoLimit, "must be a positive number of bytes"));
+     }},
+    {"TASKGRID_GPU_AWARE_MPI", "auto",
+     "send device data straight from device memory: auto (where MPI says it reads CUDA memory), "
+     "yes or no",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.gpu_aware_mpi =
+           read_choice(name, value, {"auto", "yes", "no"}, "a choice", "auto, yes or no");
+     },
+     nullptr, true},
     {"TASKGRID_CHUNK_BYTES", "1073741824",
      "testing: split transfers into messages of at most this many bytes",
      [](RuntimeOptions& o, const char* name, const char* value) {

@@ -45,6 +45,8 @@ struct RuntimeOptions {
   int emulated_devices = 1;     // TASKGRID_EMULATED_DEVICES
   uint64_t device_memory = 0;   // TASKGRID_DEVICE_MEMORY per device (0: the device's)
   int device_streams = 4;       // TASKGRID_DEVICE_STREAMS: streams out per device
+  size_t device_staging_bytes = size_t{4} << 20;  // TASKGRID_DEVICE_STAGING_BYTES
+  std::string gpu_aware_mpi = "auto";             // TASKGRID_GPU_AWARE_MPI
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.

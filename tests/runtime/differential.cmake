@@ -145,16 +145,34 @@ include(${CMAKE_CURRENT_LIST_DIR}/trace.cmake)
 # rank, 16 KiB each so that replicas are evicted), at 1, 2 and 4 ranks, in
 # cluster mode and at 2 ranks in spmd mode. TASKGRID_STATS=1: each test also
 # requires that rank 0's device ran tasks.
+# Versions made on devices stay there, so every send of one to another rank
+# copies it off its device: staged through host memory in pieces
+# (TASKGRID_DEVICE_STAGING_BYTES=64 here, so most sends take several), or,
+# with TASKGRID_GPU_AWARE_MPI=yes, straight from device memory (the emulated
+# device's host view stands in for a CUDA-aware MPI). Variant "" is the
+# default; the others require their kind of send on some rank.
 function(taskgrid_differential_device_test ranks mode seed)
+  set(variant "${ARGV3}")
+  set(environment "TASKGRID_MODE=${mode};TASKGRID_DEVICE=emulated;TASKGRID_EMULATED_DEVICES=2;TASKGRID_DEVICE_MEMORY=16384;TASKGRID_DEVICE_STREAMS=2;TASKGRID_STATS=1")
+  set(expected "taskgrid device stats: rank 0 tasks [1-9]")
   set(name runtime.differential.device.${mode}.np${ranks})
+  if(variant STREQUAL "staged")
+    string(APPEND environment ";TASKGRID_DEVICE_STAGING_BYTES=64")
+    set(expected "sends staged [1-9][0-9]* \\(pieces [1-9][0-9]*\\)")
+    string(APPEND name ".staged")
+  elseif(variant STREQUAL "direct")
+    string(APPEND environment ";TASKGRID_GPU_AWARE_MPI=yes")
+    set(expected "direct [1-9]")
+    string(APPEND name ".direct")
+  endif()
   add_test(NAME ${name}
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
                    $<TARGET_FILE:taskgrid-differential> ${MPIEXEC_POSTFLAGS}
                    --graphs 200 --seed ${seed} --tasks-max 60 --hang-seconds 30)
   taskgrid_test_processors(processors ${ranks})
   set_tests_properties(${name} PROPERTIES
-    ENVIRONMENT "TASKGRID_MODE=${mode};TASKGRID_DEVICE=emulated;TASKGRID_EMULATED_DEVICES=2;TASKGRID_DEVICE_MEMORY=16384;TASKGRID_DEVICE_STREAMS=2;TASKGRID_STATS=1"
-    PASS_REGULAR_EXPRESSION "taskgrid device stats: rank 0 tasks [1-9]"
+    ENVIRONMENT "${environment}"
+    PASS_REGULAR_EXPRESSION "${expected}"
     FAIL_REGULAR_EXPRESSION "differential: (MISMATCH|ERROR|HANG)|error: taskgrid"
     LABELS "mpi;differential;device"
     PROCESSORS ${processors}
@@ -164,3 +182,7 @@ taskgrid_differential_device_test(1 cluster 7101)
 taskgrid_differential_device_test(2 cluster 7201)
 taskgrid_differential_device_test(4 cluster 7401)
 taskgrid_differential_device_test(2 spmd 7202)
+taskgrid_differential_device_test(2 spmd 7203 staged)
+taskgrid_differential_device_test(4 cluster 7403 staged)
+taskgrid_differential_device_test(2 cluster 7204 direct)
+taskgrid_differential_device_test(4 cluster 7404 direct)
