@@ -1,10 +1,18 @@
 #include "device/backend.h"
 
+#include <new>
+
 #include "device/cuda_backend.h"
 #include "device/emulated_backend.h"
 #include "taskgrid/taskgrid.hpp"
 
 namespace taskgrid::device {
+
+void* Backend::allocate_staging(size_t bytes) {
+  return ::operator new (bytes ? bytes : 1, std::align_val_t{64});
+}
+
+void Backend::release_staging(void* pointer) { ::operator delete (pointer, std::align_val_t{64}); }
 
 BackendKind parse_backend_kind(const std::string& value) {
   if (value == "none") return BackendKind::none;

@@ -68,6 +68,12 @@ class Backend {
   // work is done; the stream's later work waits for it.
   virtual void host_function_async(Stream* stream, void (*function)(void*), void* argument) = 0;
 
+  // Host memory copies to and from the devices are fastest with, for
+  // staging (page-locked on CUDA; plain memory elsewhere). Throws
+  // taskgrid::Error when none can be had.
+  virtual void* allocate_staging(size_t bytes);
+  virtual void release_staging(void* pointer);
+
   // Where an MPI library that reads device memory finds the bytes at device
   // address `pointer` (TASKGRID_GPU_AWARE_MPI): the address itself on CUDA;
   // on the emulated device its host view, standing in for such a library.

@@ -33,6 +33,8 @@ struct CudaRuntime {
   CudaError (*mem_get_info)(size_t*, size_t*) = nullptr;
   CudaError (*malloc)(void**, size_t) = nullptr;
   CudaError (*free)(void*) = nullptr;
+  CudaError (*malloc_host)(void**, size_t) = nullptr;
+  CudaError (*free_host)(void*) = nullptr;
   CudaError (*stream_create_with_flags)(void**, unsigned) = nullptr;
   CudaError (*stream_synchronize)(void*) = nullptr;
   CudaError (*stream_destroy)(void*) = nullptr;
@@ -75,6 +77,8 @@ bool load_runtime(CudaRuntime& cuda, std::string& why) {
   resolve(cuda.mem_get_info, "cudaMemGetInfo");
   resolve(cuda.malloc, "cudaMalloc");
   resolve(cuda.free, "cudaFree");
+  resolve(cuda.malloc_host, "cudaMallocHost");
+  resolve(cuda.free_host, "cudaFreeHost");
   resolve(cuda.stream_create_with_flags, "cudaStreamCreateWithFlags");
   resolve(cuda.stream_synchronize, "cudaStreamSynchronize");
   resolve(cuda.stream_destroy, "cudaStreamDestroy");
@@ -127,6 +131,15 @@ class CudaBackend final : public Backend {
   void release(int device, void* pointer) override {
     use(device);
     check(device, cuda_.free(pointer), "cudaFree");
+  }
+
+  void* allocate_staging(size_t bytes) override {
+    void* pointer = nullptr;
+    check(0, cuda_.malloc_host(&pointer, bytes ? bytes : 1), "cudaMallocHost");
+    return pointer;
+  }
+  void release_staging(void* pointer) override {
+    check(0, cuda_.free_host(pointer), "cudaFreeHost");
   }
 
   Stream* create_stream(int device) override {

@@ -21,6 +21,13 @@ std::unique_ptr<T> reuse_or_make(std::vector<std::unique_ptr<T>>& spares) {
   spares.pop_back();
   return record;
 }
+template <typename T>
+T* reuse_or_make_raw(std::vector<T*>& spares) {
+  if (spares.empty()) return new T;
+  T* record = spares.back();
+  spares.pop_back();
+  return record;
+}
 
 }  // namespace
 
@@ -35,7 +42,7 @@ DeviceTasks::DeviceTasks(std::unique_ptr<device::Backend> backend, int max_strea
       fail_(std::move(fail)),
       transport_(transport),
       direct_sends_(direct_sends),
-      write_backs_on_(static_cast<size_t>(backend_->devices()), 0),
+      copies_off_(static_cast<size_t>(backend_->devices()), 0),
       copy_streams_(static_cast<size_t>(backend_->devices()), nullptr),
       oldest_(static_cast<size_t>(backend_->devices()), nullptr),
       newest_(static_cast<size_t>(backend_->devices()), nullptr) {
@@ -48,6 +55,8 @@ DeviceTasks::~DeviceTasks() {
   versions_.set_replica_owner(nullptr);
   for (device::Stream* stream : copy_streams_)
     if (stream) backend_->destroy_stream(stream);
+  for (const StagingSlot& slot : slots_) backend_->release_staging(slot.memory);
+  for (Piece* piece : spare_pieces_) delete piece;
   for (DeviceReplica*& oldest : oldest_)
     while (oldest) drop(oldest);
 }
@@ -172,112 +181,145 @@ void DeviceTasks::start_write_back(Version* version, DeviceReplica* replica) {
   pin(replica);
   version->writing_back = true;
   version->uses += 1;  // until the engine has been told (poll)
-  std::unique_ptr<WriteBack> copy = reuse_or_make(spare_write_backs_);
-  copy->version = version;
-  copy->replica = replica;
-  copy->done = 0;
-  copy->sends.clear();
-  copy->pieces.clear();
-  // The transport's pieces, each copied on its own: a send posts each one
-  // as soon as it is in host memory.
-  const size_t bytes = version->bytes;
-  copy->piece_bytes = std::max<size_t>(1, transport_.data_piece_bytes(bytes));
   device::Stream* stream = copy_stream(replica->device);
-  const size_t count = bytes == 0 ? 1 : (bytes + copy->piece_bytes - 1) / copy->piece_bytes;
-  for (size_t i = 0; i < count; ++i) {
-    const size_t offset = i * copy->piece_bytes;
-    enqueue_copy(stream, version->data + offset,
-                 static_cast<const char*>(replica->pointer) + offset,
-                 std::min(copy->piece_bytes, bytes - offset), device::CopyKind::device_to_host);
-    copy->pieces.push_back(backend_->record_event(stream));
-  }
-  write_backs_.push_back(std::move(copy));
-  write_backs_on_[static_cast<size_t>(replica->device)] += 1;
+  enqueue_copy(stream, version->data, replica->pointer, version->bytes,
+               device::CopyKind::device_to_host);
+  write_backs_.push_back({version, replica, backend_->record_event(stream)});
+  copies_off_[static_cast<size_t>(replica->device)] += 1;
   stats_.device_write_backs += 1;
 }
 
 void DeviceTasks::send(Version* version, int dest, int tag) {
+  DeviceReplica* replica = current_replica(version);
+  pin(replica);
+  copies_off_[static_cast<size_t>(replica->device)] += 1;
   auto* send = new DeviceSend;
   send->version = version;
+  send->replica = replica;
   send->dest = dest;
   send->tag = tag;
   if (direct_sends_) {
-    DeviceReplica* replica = current_replica(version);
-    pin(replica);
-    send->replica = replica;
-    send->in_flight = 1;
-    send->all_posted = true;
     transport_.send_data(dest, tag, backend_->message_address(replica->pointer), version->bytes,
                          make_cookie(send, kDeviceSend));
     stats_.device_direct_sends += 1;
     return;
   }
-  write_back(version);
-  for (std::unique_ptr<WriteBack>& copy : write_backs_) {
-    if (copy->version != version) continue;
-    copy->sends.push_back(send);
-    post_pieces(*copy, *send);
-    stats_.device_staged_sends += 1;
-    return;
-  }
-  fail_("internal error: version " + std::to_string(version->id) + " is not being written back");
+  send->piece_bytes = std::max<size_t>(1, transport_.data_piece_bytes(version->bytes));
+  send->pieces =
+      version->bytes == 0
+          ? 1
+          : static_cast<uint32_t>((version->bytes + send->piece_bytes - 1) / send->piece_bytes);
+  staged_.push_back(send);
+  stats_.device_staged_sends += 1;
+  stage_pieces();
 }
 
-void DeviceTasks::post_pieces(WriteBack& copy, DeviceSend& send) {
-  const size_t bytes = copy.version->bytes;
-  for (; send.posted < copy.done; ++send.posted) {
-    const size_t offset = static_cast<size_t>(send.posted) * copy.piece_bytes;
-    const size_t piece = std::min(copy.piece_bytes, bytes - std::min(bytes, offset));
-    send.in_flight += 1;
-    transport_.send_data_piece(send.dest, send.tag, copy.version->data + offset, piece, bytes,
-                               make_cookie(&send, kDevicePiece));
-    stats_.device_staged_pieces += 1;
+void DeviceTasks::stage_pieces() {
+  for (DeviceSend* send : staged_) {
+    while (send->copied < send->pieces) {
+      if (free_slots_.empty()) {
+        if (slots_.size() >= kStagingSlots) return;  // every slot is in use: in order
+        slots_.push_back({});
+        free_slots_.push_back(static_cast<uint32_t>(slots_.size() - 1));
+      }
+      const uint32_t slot_index = free_slots_.back();
+      free_slots_.pop_back();
+      StagingSlot& slot = slots_[slot_index];
+      const size_t offset = static_cast<size_t>(send->copied) * send->piece_bytes;
+      const size_t bytes = std::min(send->piece_bytes, send->version->bytes - offset);
+      if (slot.bytes < bytes) {
+        if (slot.memory) backend_->release_staging(slot.memory);
+        slot.memory = static_cast<char*>(backend_->allocate_staging(bytes));
+        slot.bytes = bytes;
+      }
+      device::Stream* stream = copy_stream(send->replica->device);
+      enqueue_copy(stream, slot.memory, static_cast<const char*>(send->replica->pointer) + offset,
+                   bytes, device::CopyKind::device_to_host);
+      Piece* piece = reuse_or_make_raw(spare_pieces_);
+      *piece = {send, slot_index, backend_->record_event(stream)};
+      send->copying.push_back(piece);
+      send->copied += 1;
+    }
   }
+}
+
+bool DeviceTasks::post_staged_pieces() {
+  bool any = false;
+  for (DeviceSend* send : staged_) {
+    while (!send->copying.empty()) {
+      Piece* piece = send->copying.front();
+      bool done = false;
+      try {
+        done = backend_->event_done(piece->event);
+      } catch (const std::exception& error) {
+        fail_("copying version " + std::to_string(send->version->id) + " off device " +
+              std::to_string(send->replica->device) + " to send it to rank " +
+              std::to_string(send->dest) + " failed: " + error.what());
+      }
+      if (!done) break;
+      backend_->destroy_event(piece->event);
+      piece->event = nullptr;
+      send->copying.pop_front();
+      // This piece's place among the send's: those before it were posted.
+      const uint32_t index = send->copied - static_cast<uint32_t>(send->copying.size()) - 1;
+      const size_t bytes = send->version->bytes;
+      const size_t offset = static_cast<size_t>(index) * send->piece_bytes;
+      transport_.send_data_piece(send->dest, send->tag, slots_[piece->slot].memory,
+                                 std::min(send->piece_bytes, bytes - std::min(bytes, offset)),
+                                 bytes, make_cookie(piece, kDevicePiece));
+      stats_.device_staged_pieces += 1;
+      any = true;
+    }
+  }
+  return any;
 }
 
 Version* DeviceTasks::sent(uint64_t cookie) {
-  auto* send = cookie_object<DeviceSend>(cookie);
-  if (--send->in_flight > 0 || !send->all_posted) return nullptr;
-  if (send->replica) unpin(send->replica);
+  DeviceSend* send = nullptr;
+  if (cookie_kind(cookie) == kDevicePiece) {
+    Piece* piece = cookie_object<Piece>(cookie);
+    send = piece->send;
+    free_slots_.push_back(piece->slot);
+    spare_pieces_.push_back(piece);
+    if (++send->done < send->pieces) {
+      stage_pieces();  // the slot may take the next piece
+      return nullptr;
+    }
+    staged_.erase(std::find(staged_.begin(), staged_.end(), send));
+  } else {
+    send = cookie_object<DeviceSend>(cookie);
+  }
+  unpin(send->replica);
+  copies_off_[static_cast<size_t>(send->replica->device)] -= 1;
   Version* version = send->version;
   delete send;
+  stage_pieces();
   return version;
 }
 
 bool DeviceTasks::poll_write_backs(std::vector<Version*>& written_back) {
-  bool any = false;
+  bool any = post_staged_pieces();
   for (size_t i = 0; i < write_backs_.size();) {
-    WriteBack& copy = *write_backs_[i];
-    const uint32_t before = copy.done;
+    WriteBack& copy = write_backs_[i];
+    bool done = false;
     try {
-      while (copy.done < copy.pieces.size() && backend_->event_done(copy.pieces[copy.done])) {
-        backend_->destroy_event(copy.pieces[copy.done]);
-        copy.done += 1;
-      }
+      done = backend_->event_done(copy.event);
     } catch (const std::exception& error) {
       fail_("writing version " + std::to_string(copy.version->id) + " back from device " +
             std::to_string(copy.replica->device) + " failed: " + error.what());
     }
-    if (copy.done == before) {
+    if (!done) {
       ++i;
       continue;
     }
-    any = true;
-    for (DeviceSend* send : copy.sends) post_pieces(copy, *send);
-    if (copy.done < copy.pieces.size()) {
-      ++i;
-      continue;
-    }
-    // Whole: each send has posted its last piece, and is done with it (sent()).
-    for (DeviceSend* send : copy.sends) send->all_posted = true;
-    copy.sends.clear();
+    backend_->destroy_event(copy.event);
     unpin(copy.replica);
     copy.version->writing_back = false;
-    write_backs_on_[static_cast<size_t>(copy.replica->device)] -= 1;
+    copies_off_[static_cast<size_t>(copy.replica->device)] -= 1;
     written_back.push_back(copy.version);
-    spare_write_backs_.push_back(std::move(write_backs_[i]));
-    write_backs_[i] = std::move(write_backs_.back());
+    write_backs_[i] = write_backs_.back();
     write_backs_.pop_back();
+    any = true;
   }
   return any;
 }
@@ -398,10 +440,10 @@ bool DeviceTasks::launch(Task* task) {
     for (DeviceReplica* replica : filled) drop(replica);
     streams_.give_back(stream);
     spare_.push_back(std::move(running));
-    if (streams_.active(device) == 0 && write_backs_on_[static_cast<size_t>(device)] == 0) {
-      // Nothing runs on the device and nothing is written back from it, so
-      // nothing is being filled: only memory can be short, and no task or
-      // write-back will give any back.
+    if (streams_.active(device) == 0 && copies_off_[static_cast<size_t>(device)] == 0) {
+      // Nothing runs on the device and nothing is copied off it, so nothing
+      // is being filled: only memory can be short, and no task, write-back or
+      // send will give any back.
       // At most: each access's version, and an inout's input beside its output.
       size_t bytes = 0;
       for (const Task::Linked& access : task->linked)

@@ -15,9 +15,9 @@
 // used first; one that is its version's only copy is written back first).
 // Sends: a version only on a device goes to another rank straight from
 // device memory where MPI reads it (`direct_sends`: a CUDA-aware MPI), else
-// through its host buffer in the transport's pieces: each piece is copied
-// off the device on its own, and sent as soon as it is in host memory, while
-// the next is copied (the write-back, shared by every send of the version).
+// staged through a few pinned host buffers (slots) in the transport's
+// pieces: each piece is copied into a slot and sent as soon as it is there,
+// while the next is copied; a slot is reused once its message is done.
 //
 // Launching: a task takes a stream of its device from the pool (at most
 // `max_streams` out per device) and the memory its accesses need; when
@@ -89,7 +89,9 @@ class DeviceTasks final : public ReplicaOwner {
   // caller's to release), then starts waiting tasks that can start now.
   // True when anything happened.
   bool poll(std::vector<Task*>& finished, std::vector<Version*>& written_back);
-  bool idle() const { return running_.empty() && waiting_.empty() && write_backs_.empty(); }
+  bool idle() const {
+    return running_.empty() && waiting_.empty() && write_backs_.empty() && staged_.empty();
+  }
 
   void version_reclaimed(Version* version) override;
 
@@ -142,37 +144,55 @@ class DeviceTasks final : public ReplicaOwner {
   VersionStore& versions_;
   EngineStats& stats_;
   std::function<void(const std::string&)> fail_;
-  // A send of a version through host memory, piece by piece; or straight
-  // from `replica` (pinned until the message is done).
+  // A version copied from `replica` (pinned meanwhile) into its host buffer.
+  struct WriteBack {
+    Version* version;
+    DeviceReplica* replica;
+    device::Event* event;
+  };
+  // A send of a version only on a device: straight from `replica` (direct),
+  // or staged: piece by piece through pinned staging slots, each piece sent
+  // once it is in its slot. `replica` is pinned until the last message is done.
+  struct DeviceSend;
+  struct Piece {
+    DeviceSend* send;
+    uint32_t slot;
+    device::Event* event;  // the piece is in the slot
+  };
   struct DeviceSend {
     Version* version = nullptr;
-    DeviceReplica* replica = nullptr;  // direct sends only
+    DeviceReplica* replica = nullptr;
     int dest = 0;
     int tag = 0;
-    uint32_t posted = 0;     // pieces
-    uint32_t in_flight = 0;  // messages posted, not done
-    bool all_posted = false;
-  };
-  // A version copied from `replica` (pinned meanwhile) into its host
-  // buffer, in the transport's pieces: event i says when piece i is there.
-  struct WriteBack {
-    Version* version = nullptr;
-    DeviceReplica* replica = nullptr;
-    std::vector<device::Event*> pieces;
     size_t piece_bytes = 0;
-    uint32_t done = 0;               // pieces in host memory
-    std::vector<DeviceSend*> sends;  // sent piece by piece as they come
+    uint32_t pieces = 1;
+    uint32_t copied = 0;         // pieces whose copy into a slot was enqueued
+    uint32_t done = 0;           // pieces whose message is done
+    std::deque<Piece*> copying;  // in order: enqueued, not yet sent
   };
-  // Posts the pieces of `send` that are in host memory.
-  void post_pieces(WriteBack& copy, DeviceSend& send);
-  // Polls the pieces of write-backs; moves versions written back whole into
-  // `written_back`.
+  // Pinned memory per rank for staging: this many slots of a piece each
+  // (TASKGRID_DEVICE_STAGING_BYTES), made when first needed.
+  static constexpr size_t kStagingSlots = 4;
+  struct StagingSlot {
+    char* memory = nullptr;
+    size_t bytes = 0;
+  };
+  // Staged sends get slots in the order they came; copies of pieces into
+  // slots go on the replica's device's copy stream.
+  void stage_pieces();
+  // Sends the pieces whose copies are done; true when any was.
+  bool post_staged_pieces();
   bool poll_write_backs(std::vector<Version*>& written_back);
   comm::Transport& transport_;
   bool direct_sends_;
-  std::vector<std::unique_ptr<WriteBack>> write_backs_;
-  std::vector<std::unique_ptr<WriteBack>> spare_write_backs_;
-  std::vector<int> write_backs_on_;            // per device, in flight
+  std::vector<WriteBack> write_backs_;
+  std::vector<DeviceSend*> staged_;  // unfinished staged sends, oldest first
+  std::vector<StagingSlot> slots_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<Piece*> spare_pieces_;
+  // Copies off each device in flight (write-backs and staged sends): their
+  // replicas are pinned, and go back to the LRU list once they are done.
+  std::vector<int> copies_off_;
   std::vector<device::Stream*> copy_streams_;  // per device, made when first needed
   std::deque<Task*> waiting_;
   std::vector<std::unique_ptr<Running>> running_;
