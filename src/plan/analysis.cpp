@@ -11,6 +11,7 @@ Analysis::Analysis(const AnalysisConfig& config)
     : config_(config),
       costs_(config.latency_seconds, config.bandwidth_bytes_per_second),
       start_ns_(trace::now_ns()) {
+  costs_.set_device_link(config.devices.link_latency_seconds, config.devices.link_bandwidth);
   if (!config.spmd) {
     policy_ = sched::make_policy(config.scheduler, config.ranks, config.threads_per_rank, costs_,
                                  config.devices);

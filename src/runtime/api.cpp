@@ -12,6 +12,7 @@
 
 #include "comm/mpi_backend.h"
 #include "device/backend.h"
+#include "device/link_probe.h"
 #include "engine/engine.h"
 #include "exec/running_task.h"
 #include "exec/task_channels.h"
@@ -255,24 +256,40 @@ void check_settings_agree(comm::Collectives& collectives, const runtime::Runtime
 }
 
 // Cluster mode: the head's heft places tasks on every rank's devices, so it
-// learns how many each rank has (ranks may differ: nodes with other GPUs).
-// Collective. The head's stream cap (TASKGRID_DEVICE_STREAMS) stands for every rank's.
-sched::DeviceSlots gather_devices(comm::Collectives& collectives, int devices, int streams) {
+// learns how many each rank has (ranks may differ: nodes with other GPUs)
+// and how fast their hosts reach them (the slowest rank's link stands for
+// all). Collective. The head's stream cap (TASKGRID_DEVICE_STREAMS) stands
+// for every rank's.
+sched::DeviceSlots gather_devices(comm::Collectives& collectives, int devices,
+                                  const device::LinkEstimate& link, int streams) {
+  struct RankDevices {
+    int32_t devices;
+    double latency_seconds;
+    double bandwidth;
+  };
+  const RankDevices mine{devices, link.latency_seconds, link.bandwidth_bytes_per_second};
+  std::vector<RankDevices> all;
+  if (collectives.size() == 1) {
+    all.push_back(mine);
+  } else {
+    const std::vector<std::vector<char>> gathered = collectives.gather(0, &mine, sizeof mine);
+    for (const std::vector<char>& bytes : gathered) {
+      RankDevices rank{};
+      if (bytes.size() == sizeof rank) std::memcpy(&rank, bytes.data(), sizeof rank);
+      all.push_back(rank);
+    }
+  }
   sched::DeviceSlots slots;
   slots.streams_per_device = streams;
-  if (collectives.size() == 1) {
-    if (devices > 0) slots.devices_per_rank.push_back(devices);
-    return slots;
-  }
-  const int32_t mine = devices;
-  const std::vector<std::vector<char>> all = collectives.gather(0, &mine, sizeof mine);
   if (collectives.rank() != 0) return slots;
   bool any = false;
-  for (const std::vector<char>& bytes : all) {
-    int32_t count = 0;
-    if (bytes.size() == sizeof count) std::memcpy(&count, bytes.data(), sizeof count);
-    slots.devices_per_rank.push_back(count);
-    any |= count > 0;
+  for (const RankDevices& rank : all) {
+    slots.devices_per_rank.push_back(rank.devices);
+    any |= rank.devices > 0;
+    if (rank.bandwidth <= 0) continue;
+    slots.link_latency_seconds = std::max(slots.link_latency_seconds, rank.latency_seconds);
+    if (slots.link_bandwidth <= 0 || rank.bandwidth < slots.link_bandwidth)
+      slots.link_bandwidth = rank.bandwidth;
   }
   if (!any) slots.devices_per_rank.clear();
   return slots;
@@ -398,6 +415,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   // Devices only for programs that have device tasks: loading CUDA costs
   // start-up time that a CPU-only program should not pay.
   int devices = 0;
+  device::LinkEstimate device_link;
   if (detail::any_device_function()) {
     device::BackendSettings settings;
     settings.kind = device::parse_backend_kind(rt->options.device);
@@ -406,6 +424,8 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
     try {
       if (auto backend = device::open_backend(settings)) {
         devices = backend->devices();
+        // heft weighs copies to and from devices (cluster mode only).
+        if (!spmd && devices > 0) device_link = device::measure_link(*backend, 0);
         const bool direct_sends =
             rt->options.gpu_aware_mpi == "yes" ||
             (rt->options.gpu_aware_mpi == "auto" && std::string(backend->name()) == "cuda" &&
@@ -423,7 +443,8 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
     if (any_devices) transport.set_max_chunk(rt->options.device_staging_bytes);
   }
   config.max_message = transport.max_chunk();
-  if (!spmd) config.devices = gather_devices(collectives, devices, rt->options.device_streams);
+  if (!spmd)
+    config.devices = gather_devices(collectives, devices, device_link, rt->options.device_streams);
   if (spmd && rt->options.divergence_interval > 0) {
     rt->divergence =
         std::make_unique<runtime::DivergenceCheck>(collectives, rt->options.divergence_interval);

@@ -1,8 +1,8 @@
 // What the planner knows about time: measured task durations per function
 // and per kind of executor (CPU thread or device: the same function takes
 // different times on each; moving average of completions), the network's
-// latency and bandwidth (calibrated by a ping-pong at start-up), and an
-// assumed host<->device link (not measured: see device_transfer_seconds).
+// latency and bandwidth (calibrated by a ping-pong at start-up), and the
+// host<->device link (measured at start-up where ranks have devices).
 #pragma once
 
 #include <cstddef>
@@ -32,10 +32,15 @@ class CostModel {
     return latency_ + static_cast<double>(bytes) / bandwidth_;
   }
   // A copy between a rank's host memory and one of its devices, or between
-  // two of its devices. Assumed, not measured: a PCIe-class link. Placement
-  // only needs it to prefer the device that already holds a task's inputs.
-  static double device_transfer_seconds(size_t bytes) {
-    return kDeviceLatencySeconds + static_cast<double>(bytes) / kDeviceBandwidth;
+  // two of its devices: the link measured at start-up (set_device_link),
+  // else an assumed PCIe-class one.
+  double device_transfer_seconds(size_t bytes) const {
+    return device_latency_ + static_cast<double>(bytes) / device_bandwidth_;
+  }
+  void set_device_link(double latency_seconds, double bandwidth_bytes_per_second) {
+    if (bandwidth_bytes_per_second <= 0) return;
+    device_latency_ = latency_seconds;
+    device_bandwidth_ = bandwidth_bytes_per_second;
   }
   double latency() const { return latency_; }
   double bandwidth() const { return bandwidth_; }
@@ -43,6 +48,7 @@ class CostModel {
   // Used for functions never seen complete: small but not zero, so that
   // unknown tasks still spread over the ranks (and try each executor).
   static constexpr double kUnknownTaskSeconds = 10e-6;
+  // The host<->device link until one is measured.
   static constexpr double kDeviceLatencySeconds = 10e-6;
   static constexpr double kDeviceBandwidth = 16e9;
 
@@ -52,6 +58,8 @@ class CostModel {
   }
   double latency_;
   double bandwidth_;
+  double device_latency_ = kDeviceLatencySeconds;
+  double device_bandwidth_ = kDeviceBandwidth;
   std::unordered_map<uint64_t, double> mean_seconds_;  // by key()
   // The mean record_duration() updated last: consecutive tasks mostly run
   // the same function (a map's nodes never move, and none is erased).

@@ -123,9 +123,9 @@ class Heft final : public PlacementPolicy {
       // A version made on a device stays there until something elsewhere
       // needs it: then it is copied off that device, and onto another.
       const bool made_here = v.producer == static_cast<int>(r) && v.device == device;
-      if (device != kCpu && !made_here) arrival += CostModel::device_transfer_seconds(v.bytes);
+      if (device != kCpu && !made_here) arrival += costs_.device_transfer_seconds(v.bytes);
       if (v.device >= 0 && (device == kCpu || v.producer != static_cast<int>(r)))
-        arrival += CostModel::device_transfer_seconds(v.bytes);
+        arrival += costs_.device_transfer_seconds(v.bytes);
       data_ready = std::max(data_ready, arrival);
     }
     std::vector<double>& slots =

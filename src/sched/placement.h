@@ -45,6 +45,10 @@ struct PlacementRequest {
 struct DeviceSlots {
   std::vector<int> devices_per_rank;
   int streams_per_device = 1;
+  // The host<->device link measured at start-up, the slowest rank's
+  // (bandwidth 0: not measured; CostModel assumes one).
+  double link_latency_seconds = 0;
+  double link_bandwidth = 0;
 };
 
 class PlacementPolicy {

@@ -115,5 +115,16 @@ TEST(CostModel, KeepsCpuAndDeviceDurationsApart) {
   EXPECT_DOUBLE_EQ(costs.task_seconds(3, 0, Executor::cpu), 2.0);
   EXPECT_DOUBLE_EQ(costs.task_seconds(3, 0, Executor::device), 0.5);
   EXPECT_DOUBLE_EQ(costs.task_seconds(3, 0), 2.0);  // the CPU's by default
-  EXPECT_GT(CostModel::device_transfer_seconds(1 << 20), CostModel::device_transfer_seconds(0));
+  EXPECT_GT(costs.device_transfer_seconds(1 << 20), costs.device_transfer_seconds(0));
+}
+
+TEST(CostModel, UsesTheMeasuredDeviceLink) {
+  CostModel costs(0, 1);
+  // Assumed until measured: 10 us + 16 GB/s.
+  EXPECT_DOUBLE_EQ(costs.device_transfer_seconds(16'000'000),
+                   CostModel::kDeviceLatencySeconds + 16e6 / CostModel::kDeviceBandwidth);
+  costs.set_device_link(1e-3, 1e6);
+  EXPECT_DOUBLE_EQ(costs.device_transfer_seconds(2'000'000), 1e-3 + 2.0);
+  costs.set_device_link(5.0, 0);  // not measured: kept
+  EXPECT_DOUBLE_EQ(costs.device_transfer_seconds(0), 1e-3);
 }

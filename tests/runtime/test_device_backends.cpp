@@ -16,6 +16,7 @@
 
 #include "device/backend.h"
 #include "device/emulated_backend.h"
+#include "device/link_probe.h"
 #include "device/stream_pool.h"
 #include "taskgrid/taskgrid.hpp"
 
@@ -99,6 +100,42 @@ TEST_P(Conformance, BytesGoThereAndBackThroughTwoAllocations) {
   b.release(last, second);
 }
 
+TEST_P(Conformance, StagingMemoryCarriesCopiesBothWays) {
+  Backend& b = *backend_;
+  const size_t bytes = 1 << 20;
+  auto* staging = static_cast<unsigned char*>(b.allocate_staging(bytes));
+  ASSERT_NE(staging, nullptr);
+  for (size_t i = 0; i < bytes; ++i) staging[i] = static_cast<unsigned char>(i * 7);
+  std::vector<unsigned char> expected(staging, staging + bytes);
+  void* on_device = b.allocate(0, bytes);
+  ASSERT_TRUE(on_device);
+  Stream* stream = b.create_stream(0);
+  b.copy_async(stream, on_device, staging, bytes, CopyKind::host_to_device);
+  Event* in = b.record_event(stream);
+  ASSERT_TRUE(wait_done(b, in));
+  std::memset(staging, 0, bytes);
+  b.copy_async(stream, staging, on_device, bytes, CopyKind::device_to_host);
+  Event* out = b.record_event(stream);
+  ASSERT_TRUE(wait_done(b, out));
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), staging));
+  b.destroy_event(in);
+  b.destroy_event(out);
+  b.destroy_stream(stream);
+  b.release(0, on_device);
+  b.release_staging(staging);
+}
+
+TEST_P(Conformance, TheHostToDeviceLinkIsMeasured) {
+  const LinkEstimate link = measure_link(*backend_, 0);
+  EXPECT_GT(link.latency_seconds, 0);
+  EXPECT_LT(link.latency_seconds, 1.0);
+  EXPECT_GT(link.bandwidth_bytes_per_second, 1e6);  // any device moves a MB/s
+  // The probe gave back what it took.
+  void* whole = backend_->allocate(0, size_t{8} << 20);
+  EXPECT_NE(whole, nullptr);
+  if (whole) backend_->release(0, whole);
+}
+
 TEST_P(Conformance, OneStreamRunsInOrderAndItsEventWaitsForEarlierWork) {
   Backend& b = *backend_;
   Stream* stream = b.create_stream(0);
@@ -179,6 +216,13 @@ TEST(EmulatedDevice, TheHostCannotTouchDeviceMemory) {
   char* view = backend.host_view(const_cast<char*>(pointer));
   view[0] = 7;
   EXPECT_EQ(backend.host_view(const_cast<char*>(pointer))[0], 7);
+}
+
+TEST(EmulatedDevice, ALinkIsNotMeasuredWhereAProbeDoesNotFit) {
+  EmulatedBackend small(1, 64 << 10);  // room for a 32 KiB probe only
+  const LinkEstimate link = measure_link(small, 0);
+  EXPECT_EQ(link.bandwidth_bytes_per_second, 0);
+  EXPECT_EQ(small.bytes_in_use(0), 0u);
 }
 
 TEST(EmulatedDevice, FreshMemoryIsPoisonedNotZero) {

@@ -452,6 +452,40 @@ TEST(Placement, HeftPrefersTheDeviceThatHoldsTheInput) {
   EXPECT_NEAR(policy->estimated_finish(), 0.001, 1e-9);
 }
 
+TEST(Placement, HeftWeighsTheMeasuredDeviceLink) {
+  // 20 ms on the device, 100 ms on a CPU, a 16 MiB input in host memory:
+  // over the assumed 16 GB/s link (1 ms) the device wins; over a measured
+  // 100 MB/s one (168 ms) the CPU does.
+  const VersionInfo on_host = version(size_t{16} << 20, {0});
+  for (const double bandwidth : {0.0, 100e6}) {
+    CostModel costs(1e-6, 1e9);
+    costs.set_device_link(1e-5, bandwidth);
+    costs.record_duration(9, 0.02, Executor::device);
+    costs.record_duration(9, 0.1, Executor::cpu);
+    auto policy = make_policy("heft", 1, 1, costs, DeviceSlots{{1}, 1});
+    const Request r = device_request({&on_host}, true, true);
+    policy->place_and_book(r.request);
+    EXPECT_EQ(policy->chosen_device(r.request.device_hint),
+              bandwidth == 0 ? 0 : TaskOptions::on_cpu)
+        << "link bandwidth " << bandwidth;
+  }
+}
+
+TEST(Placement, HeftCountsTheCopyOffTheDeviceForCpuReaders) {
+  // The input was made on device 0 and stays there: a CPU reader waits for
+  // its copy to host (168 ms at 100 MB/s), so the device runs the task.
+  CostModel costs(1e-6, 1e9);
+  costs.set_device_link(1e-5, 100e6);
+  costs.record_duration(9, 0.15, Executor::device);
+  costs.record_duration(9, 0.1, Executor::cpu);
+  auto policy = make_policy("heft", 1, 1, costs, DeviceSlots{{1}, 1});
+  VersionInfo on_device = version(size_t{16} << 20, {0});
+  on_device.device = 0;
+  const Request r = device_request({&on_device}, true, true);
+  policy->place_and_book(r.request);
+  EXPECT_EQ(policy->chosen_device(r.request.device_hint), 0);
+}
+
 TEST(Placement, HeftCalibratesDevicesBeforeCopiesCountAgainstThem) {
   // Unknown durations are equal, so a host input's copy would make the CPU
   // win: a function's first tasks go to a device all the same.
