@@ -199,23 +199,24 @@ void Engine::make_ready(Task* task) {
   // Output buffers are taken only now, so a long queue of planned tasks does
   // not hold memory. An inout task takes over its input's buffer when it is
   // the last user of a retired version; otherwise it works on a copy.
+  // A device task fills its outputs on the device (DeviceTasks::launch copies
+  // an inout's input there): their host buffers are only where they are
+  // written back to, and need no copy now. An input only on a device keeps
+  // its host buffer, which its write-back needs.
+  const bool on_device = devices_ && DeviceTasks::takes(*task);
   const size_t count = task->linked.size();
   task->buffers.resize(count);
   for (size_t i = 0; i < count; ++i) {
     Version* input = task->linked[i].input;
     Version* output = task->linked[i].output;
     if (output) {
-      // A device task fills its outputs on the device (DeviceTasks::launch
-      // copies an inout's input there): their host buffers are only where
-      // they are written back to, and need no copy now. An input only on a
-      // device keeps its host buffer, which its write-back needs.
       if (input && input->uses == 1 && input->retired && input->ready) {
         output->data = input->data;
         input->data = nullptr;
         stats_.inout_buffers_reused += 1;
       } else {
         versions_.give_buffer(output);
-        if (input && output->bytes && !(devices_ && DeviceTasks::takes(*task)))
+        if (input && output->bytes && !on_device)
           std::memcpy(output->data, input->data, output->bytes);
       }
       task->buffers[i] = {output->data, output->bytes};
@@ -224,23 +225,25 @@ void Engine::make_ready(Task* task) {
     }
   }
   tasks_.started();
-  if (devices_) {
-    if (DeviceTasks::takes(*task)) {
-      devices_->start(task);
-      return;
-    }
-  } else if (task->device >= 0 || !task->function->function) {
-    // Without devices: a task that needs one ends the job here, where it is routed.
-    fail(describe(*task) +
-         (task->device >= 0 ? " asks for device " + std::to_string(task->device) + ", and"
-                            : " has only a device implementation, and") +
-         " this rank has no device (TASKGRID_DEVICE)");
+  if (on_device) {
+    devices_->start(task);
+    return;
   }
+  if (!devices_ && (task->device >= 0 || !task->function->function)) [[unlikely]]
+    refuse_without_device(*task);
   if (workers_) {
     workers_->push(task);
   } else {
     tasks_.push_ready(task);
   }
+}
+
+void Engine::refuse_without_device(const Task& task) {
+  // Without devices: a task that needs one ends the job here, where it is routed.
+  fail(describe(task) +
+       (task.device >= 0 ? " asks for device " + std::to_string(task.device) + ", and"
+                         : " has only a device implementation, and") +
+       " this rank has no device (TASKGRID_DEVICE)");
 }
 
 void Engine::dispatch_ready() {
@@ -301,10 +304,9 @@ void Engine::finish(Task* task) {
   stats_.tasks_executed += 1;
   stats_.task_ns += task->duration_ns;
   const bool on_device = task->ran_on_device;
-  task->ran_on_device = false;
   for (const Task::Linked& access : task->linked) {
     if (Version* output = access.output) {
-      if (on_device) {
+      if (on_device) [[unlikely]] {
         version_on_device(output);
       } else {
         version_ready(output);
@@ -313,6 +315,8 @@ void Engine::finish(Task* task) {
     }
     if (Version* input = access.input) release_use(input);
   }
+  if (on_device) [[unlikely]]
+    task->ran_on_device = false;  // the record is reused
   completions_.add({task->id, task->duration_ns, task->completion_key});
   if (task->in_place) {
     in_place_.give_back(task);

@@ -132,7 +132,7 @@ class Engine final : public CommandSink, private VersionEvents {
   void version_ready(Version* version);
   // A device task made `version` on a device: device tasks waiting for it
   // may start; other waiters need it in host memory, so it is written back.
-  void version_on_device(Version* version);
+  [[gnu::cold]] void version_on_device(Version* version);  // cold: keeps finish() lean
   void release_use(Version* version) { versions_.release_use(version); }
   void send_version(Version* version, int dest, int tag);
   // The same for a version only on a device (DeviceTasks::send).
@@ -143,6 +143,8 @@ class Engine final : public CommandSink, private VersionEvents {
   wire::Fetch drop_fetch(const wire::Fetch* fetch);
   // Tasks.
   void make_ready(Task* task);
+  // Ends the job: `task` needs a device and this rank has none.
+  [[noreturn, gnu::cold]] void refuse_without_device(const Task& task);
   void dispatch_ready();
   void execute(Task* task);
   void body_finished(Task* task);

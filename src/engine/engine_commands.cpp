@@ -149,10 +149,15 @@ void Engine::link_task(Task* task) {
                        " bytes, it has " + std::to_string(input->bytes));
       input->uses += 1;
       slot.input = input;
-      // A device task may read a version that is only on a device.
-      if (!input->ready && !(input->on_device && devices_ && DeviceTasks::takes(*task))) {
-        task->waiting += 1;
-        wait_on_host(input, {VersionWaiter::Kind::task, 0, 0, task});
+      if (!input->ready) {
+        if (!input->on_device) [[likely]] {
+          task->waiting += 1;
+          input->waiters.push_back({VersionWaiter::Kind::task, 0, 0, task});
+        } else if (!DeviceTasks::takes(*task)) {
+          // Only on a device, where a device task reads it as it is.
+          task->waiting += 1;
+          wait_on_host(input, {VersionWaiter::Kind::task, 0, 0, task});
+        }
       }
     }
     if (access.out_version) {

@@ -115,6 +115,13 @@ class Heft final : public PlacementPolicy {
   // The task on rank r's `device` (kCpu: its CPU threads): when its inputs
   // can be there, and that executor's earliest free slot.
   Choice estimate(const PlacementRequest& request, size_t r, int device, double duration) {
+    // Versions made on devices exist only where there are devices: a job
+    // without any takes the loop without device costs (the hot path).
+    return any_devices_ ? estimate_with<true>(request, r, device, duration)
+                        : estimate_with<false>(request, r, device, duration);
+  }
+  template <bool kDevices>
+  Choice estimate_with(const PlacementRequest& request, size_t r, int device, double duration) {
     double data_ready = request.now;
     for (size_t i = 0; i < request.num_inputs; ++i) {
       const data::VersionInfo& v = *request.inputs[i].version;
@@ -122,10 +129,12 @@ class Heft final : public PlacementPolicy {
       if (!v.holds(static_cast<int>(r))) arrival += costs_.transfer_seconds(v.bytes);
       // A version made on a device stays there until something elsewhere
       // needs it: then it is copied off that device, and onto another.
-      const bool made_here = v.producer == static_cast<int>(r) && v.device == device;
-      if (device != kCpu && !made_here) arrival += costs_.device_transfer_seconds(v.bytes);
-      if (v.device >= 0 && (device == kCpu || v.producer != static_cast<int>(r)))
-        arrival += costs_.device_transfer_seconds(v.bytes);
+      if constexpr (kDevices) {
+        const bool made_here = v.producer == static_cast<int>(r) && v.device == device;
+        if (device != kCpu && !made_here) arrival += costs_.device_transfer_seconds(v.bytes);
+        if (v.device >= 0 && (device == kCpu || v.producer != static_cast<int>(r)))
+          arrival += costs_.device_transfer_seconds(v.bytes);
+      }
       data_ready = std::max(data_ready, arrival);
     }
     std::vector<double>& slots =

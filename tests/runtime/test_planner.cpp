@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/planner/instant_sink.h"
+#include "data/buffer_pool.h"
 #include "runtime/planner.h"
 
 namespace taskgrid::runtime {
@@ -251,6 +252,8 @@ class BuildingSink final : public CommandSink, public LocalTaskBuilder {
         const wire::Task task = wire::read<wire::Task>(payload);
         encoded.push_back(task);
         completed.push_back({task.task_id, 0, task.completion_key});
+      } else if (kind == wire::Kind::create) {
+        data::release_buffer(wire::read<wire::Create>(payload).buffer);  // the engine's to free
       }
     });
     batch.clear();
