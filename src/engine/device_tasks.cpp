@@ -314,6 +314,11 @@ bool DeviceTasks::poll_write_backs(std::vector<Version*>& written_back) {
     }
     backend_->destroy_event(copy.event);
     unpin(copy.replica);
+    // The host copy is current from here on, though the engine runs the
+    // version's waiters only once poll() returns: a launch later in this
+    // poll must not take the replica for the only copy and write it back
+    // again (into the buffer a CPU task may then be reading).
+    copy.version->ready = true;
     copy.version->writing_back = false;
     copies_off_[static_cast<size_t>(copy.replica->device)] -= 1;
     written_back.push_back(copy.version);

@@ -415,6 +415,11 @@ bool Engine::collect_finished() {
 bool Engine::poll_devices() {
   if (!devices_ || !devices_->poll(finished_on_devices_, written_back_)) return false;
   for (Version* version : written_back_) {
+    // Written back twice, the second copy would land in a buffer that CPU
+    // tasks may be reading by then.
+    if (version->writing_back)
+      fail("internal error: version " + std::to_string(version->id) +
+           " is written back again as soon as it was");
     version_ready(version);
     release_use(version);  // the write-back's
   }
