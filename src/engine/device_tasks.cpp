@@ -11,26 +11,6 @@
 #include "trace/trace.h"
 
 namespace taskgrid::runtime {
-namespace {
-
-// A record from `spares`, else a new one.
-template <typename T>
-std::unique_ptr<T> reuse_or_make(std::vector<std::unique_ptr<T>>& spares) {
-  if (spares.empty()) return std::make_unique<T>();
-  std::unique_ptr<T> record = std::move(spares.back());
-  spares.pop_back();
-  return record;
-}
-template <typename T>
-T* reuse_or_make_raw(std::vector<T*>& spares) {
-  if (spares.empty()) return new T;
-  T* record = spares.back();
-  spares.pop_back();
-  return record;
-}
-
-}  // namespace
-
 DeviceTasks::DeviceTasks(std::unique_ptr<device::Backend> backend, int max_streams,
                          bool direct_sends, comm::Transport& transport, VersionStore& versions,
                          EngineStats& stats, std::function<void(const std::string&)> fail)
@@ -56,7 +36,6 @@ DeviceTasks::~DeviceTasks() {
   for (device::Stream* stream : copy_streams_)
     if (stream) backend_->destroy_stream(stream);
   for (const StagingSlot& slot : slots_) backend_->release_staging(slot.memory);
-  for (Piece* piece : spare_pieces_) delete piece;
   for (DeviceReplica*& oldest : oldest_)
     while (oldest) drop(oldest);
 }
@@ -193,11 +172,16 @@ void DeviceTasks::send(Version* version, int dest, int tag) {
   DeviceReplica* replica = current_replica(version);
   pin(replica);
   copies_off_[static_cast<size_t>(replica->device)] += 1;
-  auto* send = new DeviceSend;
+  DeviceSend* send = sends_.acquire();
   send->version = version;
   send->replica = replica;
   send->dest = dest;
   send->tag = tag;
+  send->piece_bytes = 0;
+  send->pieces = 1;
+  send->copied = 0;
+  send->done = 0;
+  send->copying.clear();
   if (direct_sends_) {
     transport_.send_data(dest, tag, backend_->message_address(replica->pointer), version->bytes,
                          make_cookie(send, kDeviceSend));
@@ -235,7 +219,7 @@ void DeviceTasks::stage_pieces() {
       device::Stream* stream = copy_stream(send->replica->device);
       enqueue_copy(stream, slot.memory, static_cast<const char*>(send->replica->pointer) + offset,
                    bytes, device::CopyKind::device_to_host);
-      Piece* piece = reuse_or_make_raw(spare_pieces_);
+      Piece* piece = pieces_.acquire();
       *piece = {send, slot_index, backend_->record_event(stream)};
       send->copying.push_back(piece);
       send->copied += 1;
@@ -280,7 +264,7 @@ Version* DeviceTasks::sent(uint64_t cookie) {
     Piece* piece = cookie_object<Piece>(cookie);
     send = piece->send;
     free_slots_.push_back(piece->slot);
-    spare_pieces_.push_back(piece);
+    pieces_.release(piece);
     if (++send->done < send->pieces) {
       stage_pieces();  // the slot may take the next piece
       return nullptr;
@@ -292,7 +276,7 @@ Version* DeviceTasks::sent(uint64_t cookie) {
   unpin(send->replica);
   copies_off_[static_cast<size_t>(send->replica->device)] -= 1;
   Version* version = send->version;
-  delete send;
+  sends_.release(send);
   stage_pieces();
   return version;
 }
@@ -379,7 +363,7 @@ bool DeviceTasks::launch(Task* task) {
   const int device = choose_device(*task);
   device::Stream* stream = streams_.acquire(device);
   if (!stream) return false;
-  std::unique_ptr<Running> running = reuse_or_make(spare_);
+  Running* running = runnings_.acquire();
   running->task = task;
   running->stream = stream;
   const size_t count = task->linked.size();
@@ -444,7 +428,7 @@ bool DeviceTasks::launch(Task* task) {
     for (DeviceReplica* replica : pinned) unpin(replica);
     for (DeviceReplica* replica : filled) drop(replica);
     streams_.give_back(stream);
-    spare_.push_back(std::move(running));
+    runnings_.release(running);
     if (streams_.active(device) == 0 && copies_off_[static_cast<size_t>(device)] == 0) {
       // Nothing runs on the device and nothing is copied off it, so nothing
       // is being filled: only memory can be short, and no task, write-back or
@@ -486,9 +470,8 @@ bool DeviceTasks::launch(Task* task) {
   running->binding = {backend_.get(), stream, task->name};
   running->started_ns = trace::now_ns();
   call_device_function(*running);
-  task->ran_on_device = true;  // its outputs stay on the device (Engine::finish)
   running->event = backend_->record_event(stream);
-  running_.push_back(std::move(running));
+  running_.push_back(running);
   stats_.device_tasks += 1;
   return true;
 }
@@ -529,8 +512,8 @@ bool DeviceTasks::poll(std::vector<Task*>& finished, std::vector<Version*>& writ
     for (DeviceReplica* replica : running.pinned) unpin(replica);
     running.task->duration_ns = trace::now_ns() - running.started_ns;
     finished.push_back(running.task);
-    spare_.push_back(std::move(running_[i]));
-    running_[i] = std::move(running_.back());
+    runnings_.release(running_[i]);
+    running_[i] = running_.back();
     running_.pop_back();
     any = true;
   }

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "comm/transport.h"
+#include "data/record_pool.h"
 #include "device/backend.h"
 #include "device/stream_pool.h"
 #include "engine/engine_stats.h"
@@ -189,14 +190,15 @@ class DeviceTasks final : public ReplicaOwner {
   std::vector<DeviceSend*> staged_;  // unfinished staged sends, oldest first
   std::vector<StagingSlot> slots_;
   std::vector<uint32_t> free_slots_;
-  std::vector<Piece*> spare_pieces_;
+  data::RecordPool<DeviceSend> sends_;
+  data::RecordPool<Piece> pieces_;
   // Copies off each device in flight (write-backs and staged sends): their
   // replicas are pinned, and go back to the LRU list once they are done.
   std::vector<int> copies_off_;
   std::vector<device::Stream*> copy_streams_;  // per device, made when first needed
   std::deque<Task*> waiting_;
-  std::vector<std::unique_ptr<Running>> running_;
-  std::vector<std::unique_ptr<Running>> spare_;
+  data::RecordPool<Running> runnings_;
+  std::vector<Running*> running_;
   // Per device: its least recently used unpinned replica, and its newest.
   std::vector<DeviceReplica*> oldest_;
   std::vector<DeviceReplica*> newest_;

@@ -152,7 +152,7 @@ void Engine::version_on_device(Version* version) {
 
 void Engine::wait_on_host(Version* version, const VersionWaiter& waiter) {
   version->waiters.push_back(waiter);
-  if (version->on_device && !version->ready) devices_->write_back(version);
+  if (version->on_device) devices_->write_back(version);  // nothing if ready or under way
 }
 
 wire::Fetch* Engine::keep_fetch(const wire::Fetch& fetch) {
@@ -303,7 +303,8 @@ void Engine::finish(Task* task) {
   tasks_.finished();
   stats_.tasks_executed += 1;
   stats_.task_ns += task->duration_ns;
-  const bool on_device = task->ran_on_device;
+  // Where make_ready routed it: a device task's outputs are on its device.
+  const bool on_device = devices_ && DeviceTasks::takes(*task);
   for (const Task::Linked& access : task->linked) {
     if (Version* output = access.output) {
       if (on_device) [[unlikely]] {
@@ -315,8 +316,6 @@ void Engine::finish(Task* task) {
     }
     if (Version* input = access.input) release_use(input);
   }
-  if (on_device) [[unlikely]]
-    task->ran_on_device = false;  // the record is reused
   completions_.add({task->id, task->duration_ns, task->completion_key});
   if (task->in_place) {
     in_place_.give_back(task);

@@ -52,8 +52,6 @@ struct Task {
   exec::ChannelTask* channel_task = nullptr;  // task-aware communication state
   uint64_t duration_ns = 0;
   bool in_place = false;  // built by InPlaceTasks, which takes it back
-  // Ran on a device (DeviceTasks): its outputs are there, not in host memory.
-  bool ran_on_device = false;
 };
 
 // "task 'name' (id N)": how error messages name a task.
