@@ -98,6 +98,16 @@ for tool in mpicc.mpich mpicxx.mpich mpiexec.mpich; do
   command -v "$tool" >/dev/null || { log "error: $tool not found after installing mpich"; exit 1; }
 done
 
+# --- OpenMP offload front end (optional) -------------------------------------
+# clang-16 builds unmodified OpenMP offload programs against the libomptarget
+# that loads TaskGrid's plugin; the plugin calls kernels through libffi. Where
+# these cannot be installed, configure says so (cmake/TaskGridOffload.cmake)
+# and only this part is left out.
+OFFLOAD_PACKAGES=(libffi-dev clang-16 clang-tools-16 libomp-16-dev)
+if ! (install_debian_packages "${OFFLOAD_PACKAGES[@]}"); then
+  log "warning: cannot install ${OFFLOAD_PACKAGES[*]}: the OpenMP offload front end is left out"
+fi
+
 # --- Python tools (METG) ----------------------------------------------------
 PYTHON=${PYTHON:-python3}
 VENV=$ROOT/.venv

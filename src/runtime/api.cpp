@@ -20,6 +20,7 @@
 #include "runtime/divergence_check.h"
 #include "runtime/failure.h"
 #include "runtime/function_registry.h"
+#include "runtime/internal_api.h"
 #include "runtime/options.h"
 #include "runtime/planner.h"
 #include "runtime/watchdog.h"
@@ -521,6 +522,10 @@ DataHandle enter_data(void* host, size_t bytes, int owner) {
   return planner_outside_task("enter_data").enter_data(host, bytes, owner);
 }
 int owner(DataHandle h) { return planner().owner(h); }
+
+DataHandle detail::enter_data_unfilled(void* host, size_t bytes) {
+  return planner_outside_task("enter_data").enter_data(host, bytes, -1, false);
+}
 bool is_spmd() { return running().options.mode == "spmd"; }
 void fetch(DataHandle h) { planner_outside_task("fetch").fetch(h); }
 void exit_data(DataHandle h) {

@@ -230,6 +230,14 @@ const Setting kSettings[] = {
      "pgas::init"},
     {"TASKGRID_PGAS_TIMEOUT", "120", "pgas: seconds a collective call waits for every rank",
      nullptr, "pgas::init"},
+    {"TASKGRID_OFFLOAD", "on", "OpenMP offload plugin: off shows no remote devices", nullptr,
+     "the OpenMP offload plugin"},
+    {"TASKGRID_OFFLOAD_MEMORY", "(the node's memory)",
+     "OpenMP offload plugin: bytes of address space a device rank reserves for device memory",
+     nullptr, "the OpenMP offload plugin"},
+    {"TASKGRID_OFFLOAD_STATS", "0",
+     "OpenMP offload plugin: 1 prints its kernels and transfers when the program ends", nullptr,
+     "the OpenMP offload plugin"},
 };
 
 // Names the project's scripts, tools and builds use: known, so they never

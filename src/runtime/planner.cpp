@@ -81,8 +81,9 @@ int Planner::owner(DataHandle handle) {
   return analysis_.tracker().state(handle).owner;
 }
 
-DataHandle Planner::enter_data(void* host, size_t bytes, int owner) {
-  if (!host && bytes > 0) throw Error("taskgrid::enter_data: null pointer with a non-zero size");
+DataHandle Planner::enter_data(void* host, size_t bytes, int owner, bool fill) {
+  if (fill && !host && bytes > 0)
+    throw Error("taskgrid::enter_data: null pointer with a non-zero size");
   if (owner >= config_.ranks)
     throw Error("taskgrid::enter_data: owner rank " + std::to_string(owner) +
                 " is outside the job (" + std::to_string(config_.ranks) + " ranks)");
@@ -100,7 +101,7 @@ DataHandle Planner::enter_data(void* host, size_t bytes, int owner) {
       throw Error("taskgrid::enter_data: cannot allocate " + std::to_string(bytes) +
                   " bytes on rank " + std::to_string(config_.rank) + " (out of memory)");
     }
-    if (bytes) std::memcpy(buffer, host, bytes);
+    if (fill && bytes) std::memcpy(buffer, host, bytes);
   }
   const plan::Analysis::Entered entered = analysis_.enter(host, bytes, owner);
   if (buffer)

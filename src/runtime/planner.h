@@ -80,7 +80,10 @@ class Planner final : public EngineListener {
   Planner(CommandSink& sink, const PlannerConfig& config);
 
   // owner < 0: cluster mode, the head; spmd mode, handle id modulo ranks.
-  DataHandle enter_data(void* host, size_t bytes, int owner);
+  // With `fill` false the runtime's first version is left uninitialised (no
+  // copy from `host`, which may then be null): for data whose first access
+  // writes it, or whose host buffer only receives (fetch).
+  DataHandle enter_data(void* host, size_t bytes, int owner, bool fill = true);
   void submit(FunctionId function, const DataAccess* accesses, size_t count,
               const TaskOptions& options, const void* args, size_t args_bytes);
   void wait_all();

@@ -1,6 +1,7 @@
 #include "runtime/watchdog.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 
@@ -16,7 +17,18 @@ std::string seconds_text(uint64_t ns) {
   return text;
 }
 
+std::atomic<StoppedRankNote> stopped_rank_note{nullptr};
+
+std::string note_on(int rank) {
+  const StoppedRankNote note = stopped_rank_note.load();
+  if (!note) return "";
+  const std::string text = note(rank);
+  return text.empty() ? "" : "; " + text;
+}
+
 }  // namespace
+
+void set_stopped_rank_note(StoppedRankNote note) { stopped_rank_note.store(note); }
 
 Watchdog::Watchdog(std::unique_ptr<comm::HeartbeatLink> link, const WatchdogConfig& config,
                    std::function<void(const std::string&)> fail)
@@ -127,7 +139,7 @@ std::string Watchdog::check_ring(uint64_t now_ns) {
       case Message::stopped:
         return "rank " + std::to_string(message.rank) + " stopped responding (last heard " +
                seconds_text(static_cast<uint64_t>(message.silent_ms) * 1'000'000) +
-               " s ago; detected by rank " + std::to_string(source) + ")";
+               " s ago; detected by rank " + std::to_string(source) + note_on(message.rank) + ")";
       default:
         break;
     }
@@ -141,7 +153,7 @@ std::string Watchdog::check_ring(uint64_t now_ns) {
     if (r != rank_ && r != predecessor_) link_->send(r, stopped);
   return "rank " + std::to_string(predecessor_) + " stopped responding (last heard " +
          seconds_text(silent_ns) + " s ago; TASKGRID_FAILURE_TIMEOUT=" + seconds_text(timeout_ns_) +
-         ")";
+         note_on(predecessor_) + ")";
 }
 
 std::string Watchdog::check_tasks(uint64_t now_ns) {

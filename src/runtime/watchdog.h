@@ -33,6 +33,12 @@ struct WatchdogConfig {
   double task_deadline_seconds = 0;  // 0: tasks may run for ever
 };
 
+// What this process can add about a rank that stopped responding (the
+// OpenMP offload plugin names the device and its last kernel): "" for
+// nothing. Set before start; called on the watchdog's thread.
+using StoppedRankNote = std::string (*)(int rank);
+void set_stopped_rank_note(StoppedRankNote note);
+
 class Watchdog {
  public:
   // `link` may be null (one rank, or MPI without thread-multiple): then only
