@@ -111,17 +111,29 @@ void LoadedImages::load(const __tgt_bin_desc& desc) {
   for (int32_t i = 0; i < desc.NumDeviceImages; ++i) {
     const __tgt_device_image image = executable_image(desc.DeviceImages[i]);
     const size_t index = images_.size();
+    // Other targets' images (nvptx, ...) keep their place in the numbering.
     void* handle = is_x86_64_shared_object(image)
                        ? load_from_memory(image.ImageStart, image_bytes(image), index)
                        : nullptr;
-    images_.push_back({image, handle, image_hash(image)});
+    images_.push_back({handle, image_hash(image)});
   }
 }
 
+void LoadedImages::load_sent(size_t index, const void* bytes, size_t size) {
+  if (images_.size() <= index) images_.resize(index + 1);
+  if (images_[index].handle) return;
+  const __tgt_device_image image{const_cast<void*>(bytes),
+                                 const_cast<char*>(static_cast<const char*>(bytes) + size), nullptr,
+                                 nullptr};
+  if (!is_x86_64_shared_object(image))
+    throw std::runtime_error("device image " + std::to_string(index) +
+                             " is not an x86_64 shared object");
+  images_[index] = {load_from_memory(bytes, size, index), image_hash(image)};
+}
+
 void* LoadedImages::symbol(size_t image, const char* name) const {
-  const Loaded& loaded = images_.at(image);
-  if (!loaded.handle) return nullptr;
-  return dlsym(loaded.handle, name);
+  if (!has(image)) return nullptr;
+  return dlsym(images_[image].handle, name);
 }
 
 }  // namespace taskgrid::offload

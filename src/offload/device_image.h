@@ -36,17 +36,19 @@ class LoadedImages {
   // Loads every image of `desc` (throws std::runtime_error naming the image
   // and the loader's message).
   void load(const __tgt_bin_desc& desc);
-  size_t size() const { return images_.size(); }
+  // Loads image `index` from bytes rank 0 sent (a device server, which runs
+  // no copy of the program).
+  void load_sent(size_t index, const void* bytes, size_t size);
+  // Whether image `index` is loaded here.
+  bool has(size_t image) const { return image < images_.size() && images_[image].handle; }
   uint64_t hash(size_t image) const { return images_.at(image).hash; }
-  const __tgt_device_image& image(size_t image) const { return images_.at(image).image; }
   // The address of `name` in image `image`, or nullptr.
   void* symbol(size_t image, const char* name) const;
 
  private:
   struct Loaded {
-    __tgt_device_image image;  // unwrapped
-    void* handle;
-    uint64_t hash;
+    void* handle = nullptr;
+    uint64_t hash = 0;
   };
   std::vector<Loaded> images_;
 };

@@ -159,6 +159,28 @@ std::vector<uint64_t> describe_device(int index, uint32_t image, uint32_t entrie
   return table;
 }
 
+// A device server (taskgrid-offload-server) runs no copy of the program: the
+// image goes to it, with its entries' names, and it loads it.
+std::vector<uint64_t> send_image(int index, uint32_t image_index, const __tgt_device_image& image,
+                                 uint64_t hash) {
+  const auto entries = static_cast<uint32_t>(image.EntriesEnd - image.EntriesBegin);
+  const size_t image_bytes = static_cast<size_t>(static_cast<const char*>(image.ImageEnd) -
+                                                 static_cast<const char*>(image.ImageStart));
+  std::vector<char> bytes(static_cast<const char*>(image.ImageStart),
+                          static_cast<const char*>(image.ImageEnd));
+  for (const __tgt_offload_entry* entry = image.EntriesBegin; entry != image.EntriesEnd; ++entry)
+    bytes.insert(bytes.end(), entry->name, entry->name + std::strlen(entry->name) + 1);
+  std::vector<uint64_t> table(kDescribeHeaderWords + entries);
+  const DataHandle sent = enter_data(bytes.data(), bytes.size());
+  const DataHandle result = detail::enter_data_unfilled(table.data(), table.size() * 8);
+  submit(offload_functions().load, {in(sent), out(result)},
+         on_rank(index + 1, "offload: load an image"),
+         LoadArgs{image_index, entries, hash, image_bytes});
+  release(sent);
+  exit_data(result);
+  return table;
+}
+
 // The device's memory range, asked of its rank once (load_binary, or the
 // first allocation where omp_target_alloc comes before any kernel).
 void describe_memory(Device& device, const std::vector<uint64_t>& table) {
@@ -287,7 +309,7 @@ int32_t __tgt_rtl_register_lib(__tgt_bin_desc* desc) {
     // not return here).
     p.role = Role::device;
     try {
-      prepare_device_rank(*desc);
+      prepare_device_rank(desc);
       start(nullptr, nullptr, Mode::cluster);
     } catch (const std::exception& error) {
       report(std::string("cannot serve as OpenMP device ") + std::to_string(p.rank - 1) + ": " +
@@ -337,7 +359,10 @@ __tgt_target_table* __tgt_rtl_load_binary(int32_t id, __tgt_device_image* image)
     Device& device = device_at(id);
     const uint32_t index = image_index(image);
     const auto entries = static_cast<uint32_t>(image->EntriesEnd - image->EntriesBegin);
-    const std::vector<uint64_t> table = describe_device(id, index, entries, image_hash(*image));
+    const uint64_t hash = image_hash(*image);
+    std::vector<uint64_t> table = describe_device(id, index, entries, hash);
+    if (!table[2]) table = send_image(id, index, *image, hash);
+    if (!table[2]) throw Error("the device image did not load on " + device_name(id));
     std::vector<DataHandle> globals;
     for (uint32_t i = 0; i < entries; ++i)
       if (image->EntriesBegin[i].size > 0)

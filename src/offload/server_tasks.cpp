@@ -8,16 +8,29 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace taskgrid::offload {
 
 namespace {
 
+// A device rank's state. The memory is set before the rank serves; images
+// load before it serves (from the program) or while it does (sent to a
+// server), so kernels look their entries up under the lock.
+struct DeviceRank {
+  std::mutex lock;
+  LoadedImages images;                              // guarded by lock
+  std::vector<std::vector<void*>> entry_addresses;  // per image, per entry; guarded by lock
+  char* memory = nullptr;
+  size_t memory_bytes = 0;
+};
+
 DeviceRank* device_rank = nullptr;
 
-const DeviceRank& this_device(const char* what) {
+DeviceRank& this_device(const char* what) {
   if (!device_rank)
     throw Error(std::string("offload ") + what +
                 ": this rank has no device state (it was not started as an OpenMP device)");
@@ -26,29 +39,58 @@ const DeviceRank& this_device(const char* what) {
 
 void* at(uint64_t address) { return reinterpret_cast<void*>(static_cast<uintptr_t>(address)); }
 
-void describe(TaskContext& ctx) {
-  const auto args = ctx.arg<DescribeArgs>();
-  const DeviceRank& device = this_device("describe");
-  auto* table = ctx.data_as<uint64_t>(0);
-  if (args.image == kNoImage && ctx.size(0) >= kDescribeHeaderWords * 8) {
-    table[0] = reinterpret_cast<uintptr_t>(device.memory);
-    table[1] = device.memory_bytes;
-    return;
-  }
-  if (args.image >= device.images.size())
-    throw Error("the program's device image " + std::to_string(args.image) +
-                " is not loaded on this rank (images of libraries registered after start are "
-                "not supported)");
-  if (device.images.hash(args.image) != args.hash)
-    throw Error("device image " + std::to_string(args.image) +
-                " differs from rank 0's: every rank must run the same executable");
-  const std::vector<void*>& entries = device.entry_addresses[args.image];
-  if (entries.size() != args.entries || ctx.size(0) != (kDescribeHeaderWords + args.entries) * 8)
-    throw Error("device image " + std::to_string(args.image) + ": entry table mismatch");
+// The entry addresses of image `index`, looked up by name (lock held).
+void resolve(DeviceRank& device, size_t index, const std::vector<const char*>& names) {
+  if (device.entry_addresses.size() <= index) device.entry_addresses.resize(index + 1);
+  std::vector<void*>& addresses = device.entry_addresses[index];
+  addresses.clear();
+  for (const char* name : names) addresses.push_back(device.images.symbol(index, name));
+}
+
+// Fills describe's table for image `image` with `entries` entries (lock held).
+void fill_table(DeviceRank& device, uint32_t image, uint32_t entries, uint64_t hash,
+                TaskContext& ctx, size_t table_index) {
+  auto* table = ctx.data_as<uint64_t>(table_index);
   table[0] = reinterpret_cast<uintptr_t>(device.memory);
   table[1] = device.memory_bytes;
-  for (size_t i = 0; i < entries.size(); ++i)
-    table[kDescribeHeaderWords + i] = reinterpret_cast<uintptr_t>(entries[i]);
+  table[2] = 0;
+  if (image == kNoImage) return;
+  if (!device.images.has(image)) return;  // rank 0 sends it
+  if (device.images.hash(image) != hash)
+    throw Error("device image " + std::to_string(image) +
+                " differs from rank 0's: every rank must run the same executable");
+  const std::vector<void*>& addresses = device.entry_addresses.at(image);
+  if (addresses.size() != entries ||
+      ctx.size(table_index) != (kDescribeHeaderWords + entries) * sizeof(uint64_t))
+    throw Error("device image " + std::to_string(image) + ": entry table mismatch");
+  table[2] = 1;
+  for (size_t i = 0; i < addresses.size(); ++i)
+    table[kDescribeHeaderWords + i] = reinterpret_cast<uintptr_t>(addresses[i]);
+}
+
+void describe(TaskContext& ctx) {
+  const auto args = ctx.arg<DescribeArgs>();
+  DeviceRank& device = this_device("describe");
+  std::lock_guard guard(device.lock);
+  fill_table(device, args.image, args.entries, args.hash, ctx, 0);
+}
+
+void load(TaskContext& ctx) {
+  const auto args = ctx.arg<LoadArgs>();
+  DeviceRank& device = this_device("load");
+  const auto* bytes = static_cast<const char*>(ctx.data(0));
+  const size_t size = ctx.size(0);
+  if (args.image_bytes > size) throw Error("the device image sent is truncated");
+  std::vector<const char*> names;
+  for (size_t at_byte = args.image_bytes; names.size() < args.entries; ++at_byte) {
+    if (at_byte >= size) throw Error("the entry names sent are truncated");
+    names.push_back(bytes + at_byte);
+    at_byte += std::strlen(bytes + at_byte);
+  }
+  std::lock_guard guard(device.lock);
+  device.images.load_sent(args.image, bytes, args.image_bytes);
+  resolve(device, args.image, names);
+  fill_table(device, args.image, args.entries, args.hash, ctx, 1);
 }
 
 void write(TaskContext& ctx) {
@@ -68,12 +110,16 @@ void copy(TaskContext& ctx) {
 
 void run_kernel(TaskContext& ctx) {
   const auto header = ctx.arg<KernelHeader>();
-  const DeviceRank& device = this_device("kernel");
-  if (header.image >= device.entry_addresses.size() ||
-      header.entry >= device.entry_addresses[header.image].size())
-    throw Error("kernel entry " + std::to_string(header.entry) + " of image " +
-                std::to_string(header.image) + " is not loaded on this rank");
-  void* function = device.entry_addresses[header.image][header.entry];
+  DeviceRank& device = this_device("kernel");
+  void* function = nullptr;
+  {
+    std::lock_guard guard(device.lock);
+    if (header.image >= device.entry_addresses.size() ||
+        header.entry >= device.entry_addresses[header.image].size())
+      throw Error("kernel entry " + std::to_string(header.entry) + " of image " +
+                  std::to_string(header.image) + " is not loaded on this rank");
+    function = device.entry_addresses[header.image][header.entry];
+  }
   if (!function) throw Error("the kernel's symbol is missing from the device image");
   const size_t count = header.arguments;
   if (ctx.args_size() != sizeof header + count * sizeof(uint64_t))
@@ -121,6 +167,7 @@ size_t device_memory_bytes() {
 const OffloadFunctions& offload_functions() {
   static const OffloadFunctions functions{
       register_function("taskgrid.offload.describe", describe),
+      register_function("taskgrid.offload.load", load),
       register_function("taskgrid.offload.write", write),
       register_function("taskgrid.offload.read", read),
       register_function("taskgrid.offload.copy", copy),
@@ -129,14 +176,18 @@ const OffloadFunctions& offload_functions() {
   return functions;
 }
 
-void prepare_device_rank(const __tgt_bin_desc& desc) {
+void prepare_device_rank(const __tgt_bin_desc* desc) {
   auto device = std::make_unique<DeviceRank>();
-  device->images.load(desc);
-  for (size_t i = 0; i < device->images.size(); ++i) {
-    const __tgt_device_image& image = device->images.image(i);
-    std::vector<void*>& addresses = device->entry_addresses.emplace_back();
-    for (const __tgt_offload_entry* entry = image.EntriesBegin; entry != image.EntriesEnd; ++entry)
-      addresses.push_back(device->images.symbol(i, entry->name));
+  if (desc) {
+    device->images.load(*desc);
+    for (int32_t i = 0; i < desc->NumDeviceImages; ++i) {
+      const __tgt_device_image& image = desc->DeviceImages[i];
+      std::vector<const char*> names;
+      for (const __tgt_offload_entry* entry = image.EntriesBegin; entry != image.EntriesEnd;
+           ++entry)
+        names.push_back(entry->name);
+      resolve(*device, static_cast<size_t>(i), names);
+    }
   }
   // Reserved, not committed: pages are taken when first written.
   device->memory_bytes = device_memory_bytes();

@@ -2,9 +2,11 @@
 // on every rank: registered before the runtime starts), the loaded images,
 // and the device's memory.
 //
-// A device's memory is one range of this rank's address space, reserved at
-// start-up and handed out by the head (DeviceMemory): the addresses the head
-// returns from data_alloc are real addresses here, so a kernel may follow a
+// The images come from this rank's own copy of the executable (the program
+// runs on every rank), or from rank 0 for a device server
+// (taskgrid-offload-server, the MPMD form). A device's memory is one range of
+// this rank's address space, reserved at start-up and handed out by the head (DeviceMemory): the
+// addresses the head returns from data_alloc are real addresses here, so a kernel may follow a
 // device pointer stored in device memory, as libomptarget's pointer
 // attachment needs. Nothing in the range moves; the runtime orders every
 // access to it through the allocation's data handle.
@@ -12,7 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "offload/device_image.h"
 #include "taskgrid/taskgrid.hpp"
@@ -21,6 +22,7 @@ namespace taskgrid::offload {
 
 struct OffloadFunctions {
   FunctionId describe;  // out(table): the device's memory and an image's entry addresses
+  FunctionId load;      // in(image), out(table): loads an image rank 0 sent, then describe
   FunctionId write;     // in(bytes), inout(allocation...): bytes to an address
   FunctionId read;      // out(bytes), inout(allocation...): an address's bytes
   FunctionId copy;      // inout(allocation...): within the device
@@ -36,8 +38,17 @@ struct DescribeArgs {
   uint32_t entries;
   uint64_t hash;
 };
-// describe's table: [memory base, memory bytes, address of each entry (0: missing)].
-constexpr size_t kDescribeHeaderWords = 2;
+// describe's table: [memory base, memory bytes, whether the image is loaded
+// here (0: send it), address of each entry (0: missing)].
+constexpr size_t kDescribeHeaderWords = 3;
+// load's arguments; its data is the image's bytes, then each entry's name
+// with a terminating NUL.
+struct LoadArgs {
+  uint32_t image;
+  uint32_t entries;
+  uint64_t hash;
+  uint64_t image_bytes;
+};
 // DescribeArgs::image for the memory alone (omp_target_alloc before any kernel).
 constexpr uint32_t kNoImage = UINT32_MAX;
 struct AddressArgs {
@@ -61,16 +72,9 @@ struct KernelHeader {
   uint32_t reserved;
 };
 
-// A device rank's state: set up once, before it serves, and read-only after.
-struct DeviceRank {
-  LoadedImages images;
-  std::vector<std::vector<void*>> entry_addresses;  // per image, per entry
-  char* memory = nullptr;
-  size_t memory_bytes = 0;
-};
-// Loads the images of `desc`, resolves their entries and reserves the device
-// memory (TASKGRID_OFFLOAD_MEMORY bytes, default: the node's memory).
-// Throws std::runtime_error.
-void prepare_device_rank(const __tgt_bin_desc& desc);
+// Reserves the device memory (TASKGRID_OFFLOAD_MEMORY bytes, default: the
+// node's memory) and loads the images of `desc` (nullptr: none yet, a device
+// server). Throws std::runtime_error.
+void prepare_device_rank(const __tgt_bin_desc* desc);
 
 }  // namespace taskgrid::offload

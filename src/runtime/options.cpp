@@ -234,10 +234,10 @@ const Setting kSettings[] = {
      "the OpenMP offload plugin"},
     {"TASKGRID_OFFLOAD_MEMORY", "(the node's memory)",
      "OpenMP offload plugin: bytes of address space a device rank reserves for device memory",
-     nullptr, "the OpenMP offload plugin"},
+     nullptr, "the OpenMP offload plugin", true},
     {"TASKGRID_OFFLOAD_STATS", "0",
      "OpenMP offload plugin: 1 prints its kernels and transfers when the program ends", nullptr,
-     "the OpenMP offload plugin"},
+     "the OpenMP offload plugin", true},
 };
 
 // Names the project's scripts, tools and builds use: known, so they never

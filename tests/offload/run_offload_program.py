@@ -8,6 +8,10 @@ mpiexec and checks it against the same program run without it.
       offloading mandatory. Both must exit 0 with the same stdout, and the
       plugin's statistics must show N-1 devices and at least one kernel run.
 
+  ... --server S
+      The MPMD form: `M -n 1 env ... PROGRAM : -n N-1 S`, devices served by
+      the device server S (taskgrid-offload-server).
+
   ... --expect-failure REGEX [--expect-failure REGEX ...] PROGRAM
       The plugin run must end (no hang) with a non-zero status and an output
       (stderr, then stdout) matching every REGEX.
@@ -40,6 +44,7 @@ def main():
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--timeout", type=int, default=120)
     parser.add_argument("--expect-failure", action="append", default=[])
+    parser.add_argument("--server", help="the device server (MPMD form)")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the plugin run")
     parser.add_argument("program")
     parser.add_argument("args", nargs=argparse.REMAINDER)
@@ -51,8 +56,12 @@ def main():
     plugin_env = dict(base, LD_LIBRARY_PATH=options.plugin_dir, TASKGRID_OFFLOAD_STATS="1",
                       OMP_TARGET_OFFLOAD="MANDATORY")
     plugin_env.update(item.split("=", 1) for item in options.env)
-    plugin_run = run([options.mpiexec, "-n", str(options.ranks)] + command, plugin_env,
-                     options.timeout)
+    if options.server:
+        launch = [options.mpiexec, "-n", "1"] + command + [":", "-n", str(options.ranks - 1),
+                                                          options.server]
+    else:
+        launch = [options.mpiexec, "-n", str(options.ranks)] + command
+    plugin_run = run(launch, plugin_env, options.timeout)
 
     if options.expect_failure:
         if plugin_run.returncode == 0:
