@@ -3,13 +3,18 @@
 # systems on this machine: stencil_1d, one task per core per timestep,
 # compute_bound, -iter swept by powers of two. Writes metg-results/
 # (metg.csv, metg.json, metg.png) and prints the table. Systems: mpi, mpi_omp,
-# omp and the two TaskGrid modes (taskgrid = cluster, taskgrid_spmd = spmd).
+# omp, the two TaskGrid modes (taskgrid = cluster, taskgrid_spmd = spmd) and,
+# where clang-16 built it, omp_target (OpenMP target regions on the other ranks).
 # Extra arguments go to taskgrid-metg (e.g. --max-exp 20, --systems mpi,omp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 CORES=${TASKGRID_CORES:-$(nproc)}
-SYSTEMS=${TASKGRID_SYSTEMS:-mpi,mpi_omp,omp,taskgrid,taskgrid_spmd}
+DEFAULT_SYSTEMS=mpi,mpi_omp,omp,taskgrid,taskgrid_spmd
+# Task Bench on OpenMP target regions, through TaskGrid's offload plugin (built
+# where clang-16 is; rank 0 runs the program, the other ranks are its devices).
+if [ -x build/bin/taskbench-omp_target ]; then DEFAULT_SYSTEMS+=,omp_target; fi
+SYSTEMS=${TASKGRID_SYSTEMS:-$DEFAULT_SYSTEMS}
 echo "== METG comparison: $SYSTEMS on $CORES cores ($(hostname)); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 exec .venv/bin/taskgrid-metg --systems "$SYSTEMS" --cores "$CORES" --build-dir build \
   --min-exp 4 --max-exp 18 --out-dir metg-results "$@" \

@@ -1,6 +1,7 @@
 #include "offload/device_memory.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace taskgrid::offload {
 
@@ -28,7 +29,12 @@ std::optional<uint64_t> DeviceMemory::take(uint64_t bytes) {
 }
 
 void DeviceMemory::add(uint64_t begin, uint64_t bytes, DataHandle handle) {
-  live_[begin] = Allocation{begin, begin + std::max<uint64_t>(bytes, 1), handle, {}};
+  const uint64_t end = begin + std::max<uint64_t>(bytes, 1);
+  live_[begin] = Allocation{begin, end, handle, {}};
+  if (begin < base_ || begin >= limit_) {  // a global of an image
+    globals_low_ = std::min(globals_low_, begin);
+    globals_high_ = std::max(globals_high_, end);
+  }
 }
 
 DeviceMemory::Allocation* DeviceMemory::find_mutable(uint64_t address) {
@@ -85,13 +91,24 @@ void DeviceMemory::reuse(uint64_t begin, uint64_t bytes) {
   }
 }
 
-void DeviceMemory::note_pointer(uint64_t address, uint64_t value) {
+void DeviceMemory::note_pointers(uint64_t address, const void* bytes, uint64_t size) {
   Allocation* holder = find_mutable(address);
-  const Allocation* target = find(value);
-  if (!holder || !target || holder == target) return;
-  if (std::find(holder->points_to.begin(), holder->points_to.end(), target->begin) ==
-      holder->points_to.end())
-    holder->points_to.push_back(target->begin);
+  if (!holder) return;
+  const auto* data = static_cast<const unsigned char*>(bytes);
+  // Words aligned on the device (where a pointer stored by the program is).
+  for (uint64_t offset = (8 - address % 8) % 8; offset + 8 <= size; offset += 8) {
+    uint64_t value;
+    std::memcpy(&value, data + offset, sizeof value);
+    // Cheap range checks first: most words are data.
+    const bool in_memory = value >= base_ && value < limit_;
+    const bool in_globals = value >= globals_low_ && value < globals_high_;
+    if (!in_memory && !in_globals) continue;
+    const Allocation* target = find(value);
+    if (!target || target == holder) continue;
+    if (std::find(holder->points_to.begin(), holder->points_to.end(), target->begin) ==
+        holder->points_to.end())
+      holder->points_to.push_back(target->begin);
+  }
 }
 
 bool DeviceMemory::near(uint64_t address) const {

@@ -49,9 +49,11 @@ class DeviceMemory {
   bool has_freed() const { return !freed_.empty(); }
   std::vector<Freed> take_freed();
   void reuse(uint64_t begin, uint64_t bytes);
-  // `value` was written at `address`: when both are in allocations, the one
-  // holding `address` now points to the one holding `value`.
-  void note_pointer(uint64_t address, uint64_t value);
+  // `bytes` were written at `address`: each aligned 64-bit word in them that
+  // is the address of an allocation (libomptarget's pointer attachment, a
+  // table of omp_get_mapped_ptr results) makes the allocation holding
+  // `address` point to that one.
+  void note_pointers(uint64_t address, const void* bytes, uint64_t size);
   // The handles of the allocation containing `address` and of everything it
   // points to, transitively, appended to `out` unless already there; false
   // when no allocation contains `address`.
@@ -69,7 +71,9 @@ class DeviceMemory {
 
   uint64_t base_ = 0;
   uint64_t limit_ = 0;
-  uint64_t next_ = 0;                    // the first never-used address
+  uint64_t next_ = 0;                  // the first never-used address
+  uint64_t globals_low_ = UINT64_MAX;  // the span of the images' globals
+  uint64_t globals_high_ = 0;
   std::map<uint64_t, uint64_t> free_;    // begin -> bytes, coalesced
   std::map<uint64_t, Allocation> live_;  // begin -> allocation
   std::vector<Freed> freed_;

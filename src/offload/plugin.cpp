@@ -454,12 +454,9 @@ int32_t __tgt_rtl_data_submit(int32_t id, void* target, void* host, int64_t size
     {
       std::lock_guard guard(plugin().lock);
       handle = allocation_handle(device, id, address, "data_submit");
-      // Pointer attachment writes one device address into another allocation.
-      if (size == sizeof(void*)) {
-        uint64_t value;
-        std::memcpy(&value, host, sizeof value);
-        device.memory.note_pointer(address, value);
-      }
+      // Device addresses written into device memory: a kernel reaching this
+      // allocation may follow them.
+      device.memory.note_pointers(address, host, static_cast<uint64_t>(size));
     }
     const DataHandle bytes = enter_data(host, static_cast<size_t>(size));
     submit(offload_functions().write, {in(bytes), inout(handle)},

@@ -29,6 +29,9 @@ class SystemSpec:
     thread_env: str | None = None    # environment variable that sets threads per rank
     env: dict[str, str] = field(default_factory=dict)
     device_flag: str | None = None   # binary option `FLAG gpu` that runs the kernel on GPUs
+    # Runs with TaskGrid's OpenMP offload plugin (<build>/lib on LD_LIBRARY_PATH): rank 0 runs
+    # the program, the other ranks are its OpenMP devices.
+    offload_plugin: bool = False
 
     @property
     def threaded(self) -> bool:
@@ -49,6 +52,10 @@ SYSTEMS: dict[str, SystemSpec] = {
                    thread_env="TASKGRID_THREADS", device_flag="-taskgrid:device"),
         SystemSpec("taskgrid_spmd", "taskbench-taskgrid_spmd", mpi=True, ranks=PER_CORE,
                    thread_env="TASKGRID_THREADS", device_flag="-taskgrid:device"),
+        # Each task an OpenMP target region on a remote rank (built with clang-16 only).
+        SystemSpec("omp_target", "taskbench-omp_target", mpi=True, ranks=PER_CORE,
+                   thread_env="TASKGRID_THREADS", env={"OMP_TARGET_OFFLOAD": "MANDATORY"},
+                   offload_plugin=True),
     )
 }
 
@@ -109,6 +116,8 @@ class Launch:
         # Keeps any OpenMP runtime inside a binary to its share of the node, so that
         # e.g. one-rank-per-core MPI runs do not each start a thread per core.
         env["OMP_NUM_THREADS"] = str(self.layout.threads)
+        if self.spec.offload_plugin:
+            env["LD_LIBRARY_PATH"] = str(self.binary.parent.parent / "lib")
         return env
 
 

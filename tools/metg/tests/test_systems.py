@@ -7,7 +7,7 @@ from taskgrid_metg.systems import SYSTEMS, make_launch, resolve_layout
 
 @pytest.mark.parametrize("name, ranks, threads", [
     ("serial", 1, 1), ("omp", 1, 16), ("mpi", 16, 1), ("mpi_omp", 1, 16),
-    ("taskgrid", 16, 1), ("taskgrid_spmd", 16, 1)])
+    ("taskgrid", 16, 1), ("taskgrid_spmd", 16, 1), ("omp_target", 16, 1)])
 def test_default_layouts_on_16_cores(name, ranks, threads):
     layout = resolve_layout(SYSTEMS[name], 16)
     assert (layout.ranks, layout.threads) == (ranks, threads)
@@ -65,3 +65,11 @@ def test_device_gpu_is_refused_for_systems_without_it():
             make_launch(SYSTEMS[name], Path("b"), 2, ["mpiexec.mpich"], device="gpu")
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         make_launch(SYSTEMS["taskgrid"], Path("b"), 2, ["mpiexec.mpich"], device="tpu")
+
+
+def test_omp_target_runs_with_the_offload_plugin():
+    target = make_launch(SYSTEMS["omp_target"], Path("b"), 3, ["mpiexec.mpich"])
+    assert target.command([], "f")[:4] == ["mpiexec.mpich", "-n", "3", "b/bin/taskbench-omp_target"]
+    env = target.environment()
+    assert env["LD_LIBRARY_PATH"] == "b/lib"
+    assert env["OMP_TARGET_OFFLOAD"] == "MANDATORY"
