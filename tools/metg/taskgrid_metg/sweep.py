@@ -145,8 +145,11 @@ def run_sweep(plan: list[PlannedRun], launches: dict[str, Launch], graph_flags: 
                  f"rep {planned.rep}/{planned.reps}")
         started = time.perf_counter()
         try:
+            # An offload program is one process with devices (the plugin itself checks
+            # that MPI sees every rank the launcher started).
+            checked = launch.spec.mpi and not launch.spec.offload_plugin
             report = run_benchmark(command, launch.environment(), json_path, timeout,
-                                   launch.layout.ranks if launch.spec.mpi else None)
+                                   launch.layout.ranks if checked else None)
         except RunError as error:
             progress(f"{label}: FAILED")
             raise SweepAborted(f"{planned.system} run failed: {error}", records) from error
