@@ -23,6 +23,7 @@ import subprocess
 import sys
 
 STATS = re.compile(r"taskgrid offload: (\d+) devices: (\d+) kernels, (\d+) allocations")
+BETWEEN = re.compile(r"(\d+) between devices")
 
 
 def run(command, env, timeout):
@@ -45,6 +46,8 @@ def main():
     parser.add_argument("--timeout", type=int, default=120)
     parser.add_argument("--expect-failure", action="append", default=[])
     parser.add_argument("--server", help="the device server (MPMD form)")
+    parser.add_argument("--expect-between-devices", action="store_true",
+                        help="copies between devices must have gone device to device")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the plugin run")
     parser.add_argument("program")
     parser.add_argument("args", nargs=argparse.REMAINDER)
@@ -89,6 +92,9 @@ def main():
     if devices != options.ranks - 1 or kernels == 0:
         sys.exit(f"FAIL: expected {options.ranks - 1} devices and some kernels, got "
                  f"{stats.group(0)}\n" + show(plugin_run))
+    between = BETWEEN.search(plugin_run.stderr)
+    if options.expect_between_devices and (not between or int(between.group(1)) == 0):
+        sys.exit("FAIL: no copy went from device to device (data_exchange)\n" + show(plugin_run))
     print(f"ok: same output as the reference; {stats.group(0)}")
 
 
