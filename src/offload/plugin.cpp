@@ -458,10 +458,22 @@ int32_t __tgt_rtl_data_submit(int32_t id, void* target, void* host, int64_t size
       // allocation may follow them.
       device.memory.note_pointers(address, host, static_cast<uint64_t>(size));
     }
-    const DataHandle bytes = enter_data(host, static_cast<size_t>(size));
-    submit(offload_functions().write, {in(bytes), inout(handle)},
-           on_rank(device.rank, "offload: data to the device"), AddressArgs{address});
-    release(bytes);
+    if (static_cast<size_t>(size) <= kInlineWriteBytes) {
+      // Small (scalars, attached pointers): the bytes ride with the task.
+      char packed[sizeof(AddressArgs) + kInlineWriteBytes];
+      const AddressArgs args{address};
+      std::memcpy(packed, &args, sizeof args);
+      std::memcpy(packed + sizeof args, host, static_cast<size_t>(size));
+      const DataAccess access = inout(handle);
+      submit_packed(offload_functions().write_inline, &access, 1,
+                    on_rank(device.rank, "offload: data to the device"), packed,
+                    sizeof args + static_cast<size_t>(size));
+    } else {
+      const DataHandle bytes = enter_data(host, static_cast<size_t>(size));
+      submit(offload_functions().write, {in(bytes), inout(handle)},
+             on_rank(device.rank, "offload: data to the device"), AddressArgs{address});
+      release(bytes);
+    }
     count(plugin().counters.to_device, plugin().counters.to_device_bytes, size);
   });
 }

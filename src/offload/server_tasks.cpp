@@ -98,6 +98,12 @@ void write(TaskContext& ctx) {
   if (ctx.size(0)) std::memcpy(at(args.address), ctx.data(0), ctx.size(0));
 }
 
+void write_inline(TaskContext& ctx) {
+  const auto args = ctx.arg<AddressArgs>();
+  const size_t bytes = ctx.args_size() - sizeof args;
+  std::memcpy(at(args.address), static_cast<const char*>(ctx.args()) + sizeof args, bytes);
+}
+
 void read(TaskContext& ctx) {
   const auto args = ctx.arg<AddressArgs>();
   if (ctx.size(0)) std::memcpy(ctx.data(0), at(args.address), ctx.size(0));
@@ -169,6 +175,7 @@ const OffloadFunctions& offload_functions() {
       register_function("taskgrid.offload.describe", describe),
       register_function("taskgrid.offload.load", load),
       register_function("taskgrid.offload.write", write),
+      register_function("taskgrid.offload.write_inline", write_inline),
       register_function("taskgrid.offload.read", read),
       register_function("taskgrid.offload.copy", copy),
       register_function("taskgrid.offload.kernel", run_kernel),

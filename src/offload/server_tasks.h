@@ -21,13 +21,14 @@
 namespace taskgrid::offload {
 
 struct OffloadFunctions {
-  FunctionId describe;  // out(table): the device's memory and an image's entry addresses
-  FunctionId load;      // in(image), out(table): loads an image rank 0 sent, then describe
-  FunctionId write;     // in(bytes), inout(allocation...): bytes to an address
-  FunctionId read;      // out(bytes), inout(allocation...): an address's bytes
-  FunctionId copy;      // inout(allocation...): within the device
-  FunctionId kernel;    // inout(allocation...): runs an entry of an image
-  FunctionId release;   // inout(allocation): gives a freed range's pages back
+  FunctionId describe;      // out(table): the device's memory and an image's entry addresses
+  FunctionId load;          // in(image), out(table): loads an image rank 0 sent, then describe
+  FunctionId write;         // in(bytes), inout(allocation...): bytes to an address
+  FunctionId write_inline;  // inout(allocation): the bytes after AddressArgs in the arguments
+  FunctionId read;          // out(bytes), inout(allocation...): an address's bytes
+  FunctionId copy;          // inout(allocation...): within the device
+  FunctionId kernel;        // inout(allocation...): runs an entry of an image
+  FunctionId release;       // inout(allocation): gives a freed range's pages back
 };
 // Registers them on first use; call it on every rank before start.
 const OffloadFunctions& offload_functions();
@@ -54,6 +55,9 @@ constexpr uint32_t kNoImage = UINT32_MAX;
 struct AddressArgs {
   uint64_t address;
 };
+// A transfer to a device up to this size travels in its task's arguments
+// (one message with the task), not as data of its own.
+constexpr size_t kInlineWriteBytes = 4096;
 struct CopyArgs {
   uint64_t source;
   uint64_t destination;
