@@ -1,8 +1,9 @@
 // Completion records for the head (the planner that waits for them): this
 // rank's own go straight to the listener when this rank is the head; other
-// ranks batch them into control messages, sent when 4 KiB accumulate or the
-// oldest is 200 µs old. They are off the critical path (data moves peer to
-// peer), so batching costs the program nothing but a late wait_all by < 1 ms.
+// ranks batch them into control messages, sent when 4 KiB accumulate, when
+// the oldest is 200 µs old, or when the engine has nothing left that could
+// add to the batch (Engine::settled: a head waiting for its last tasks gets
+// them at once). They are off the critical path (data moves peer to peer).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,8 @@ class CompletionBatcher {
   // (or at once with `force`).
   void flush(EngineListener* listener, bool force);
   bool idle() const { return local_.empty() && batch_.empty(); }
+  // Records waiting to be sent to another rank's head.
+  bool has_batch() const { return !batch_.empty(); }
 
   static constexpr size_t kBatchBytes = 4096;
   static constexpr uint64_t kDelayNs = 200'000;

@@ -466,17 +466,22 @@ bool Engine::progress() {
   active |= poll_devices();
   active |= poll_transfers();
   active |= run_ready_tasks();
-  completions_.flush(listener_, shutdown_requested_);
+  // Completions wait to fill a batch unless nothing here can add to it
+  // before new commands come: then the head, which may be waiting for them
+  // (a fetch, a wait), gets them now rather than after the batch's delay.
+  completions_.flush(listener_, shutdown_requested_ || (completions_.has_batch() && settled()));
   if (listener_) listener_->on_poll();
   return active;
 }
 
-bool Engine::quiescent() {
+bool Engine::settled() {
   // Batches posted but not yet sent keep the engine running.
   if (has_posted_.load(std::memory_order_acquire)) return false;
   return tasks_.idle() && trees_.idle() && groups_.idle() && (!channels_ || channels_->idle()) &&
-         completions_.idle() && (!devices_ || devices_->idle()) && transport_.pending() == 0;
+         (!devices_ || devices_->idle()) && transport_.pending() == 0;
 }
+
+bool Engine::quiescent() { return settled() && completions_.idle(); }
 
 void Engine::help() {
   if (!program_drives_ || driving_here) return;

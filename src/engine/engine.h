@@ -113,6 +113,9 @@ class Engine final : public CommandSink, private VersionEvents {
   // One pass of the loop; true when anything happened.
   bool progress();
   bool quiescent();
+  // Nothing running, ready, in transfer or posted: quiescent but for
+  // completions not yet sent.
+  bool settled();
 
   // Commands.
   void apply_batch(const char* data, size_t bytes, int source);
