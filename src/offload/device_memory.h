@@ -47,6 +47,7 @@ class DeviceMemory {
   // (globals are never removed). Returns it, or nothing for an unknown address.
   std::optional<Allocation> remove(uint64_t begin);
   bool has_freed() const { return !freed_.empty(); }
+  size_t freed_count() const { return freed_.size(); }
   std::vector<Freed> take_freed();
   void reuse(uint64_t begin, uint64_t bytes);
   // `bytes` were written at `address`: each aligned 64-bit word in them that

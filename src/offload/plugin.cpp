@@ -254,6 +254,8 @@ void finish_at_exit() {
   }
 }
 
+constexpr size_t kReclaimBatch = 64;
+
 // Waits for the ranges freed so far and makes them available again.
 void reclaim_freed(Device& device, std::unique_lock<std::mutex>& lock) {
   std::vector<DeviceMemory::Freed> freed = device.memory.take_freed();
@@ -412,6 +414,10 @@ void* __tgt_rtl_data_alloc(int32_t id, int64_t size, void*, int32_t kind) {
     if (!described) describe_memory(device, describe_device(id, kNoImage, 0, 0));
     const DataHandle handle = detail::enter_data_unfilled(nullptr, 0);
     std::unique_lock lock(plugin().lock);
+    // Freed ranges keep their handles until reclaimed: reclaimed in batches,
+    // so that a program mapping fresh data for every region does not
+    // accumulate them (their tasks are long done by then: no wait).
+    if (device.memory.freed_count() >= kReclaimBatch) reclaim_freed(device, lock);
     std::optional<uint64_t> begin = device.memory.take(static_cast<uint64_t>(size));
     while (!begin && device.memory.has_freed()) {
       reclaim_freed(device, lock);
