@@ -134,18 +134,16 @@ TaskOptions on_rank(int rank, const char* name = nullptr) {
   return options;
 }
 
-// The allocation handle of an address that must be in device memory.
+// The allocation handle of an address that must be in device memory; `what`
+// says which address it is (for the message).
 DataHandle allocation_handle(Device& device, int index, uint64_t address, const char* what) {
   const DeviceMemory::Allocation* allocation = device.memory.find(address);
-  if (!allocation)
-    throw Error(std::string(what) + " at 0x" +
-                [&] {
-                  char text[32];
-                  std::snprintf(text, sizeof text, "%llx",
-                                static_cast<unsigned long long>(address));
-                  return std::string(text);
-                }() +
-                ", which no allocation of " + device_name(index) + " contains");
+  if (!allocation) {
+    char text[32];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
+    throw Error(std::string("the ") + what + " " + text + " is in no allocation of " +
+                device_name(index));
+  }
   return allocation->handle;
 }
 
@@ -459,7 +457,7 @@ int32_t __tgt_rtl_data_submit(int32_t id, void* target, void* host, int64_t size
     DataHandle handle;
     {
       std::lock_guard guard(plugin().lock);
-      handle = allocation_handle(device, id, address, "data_submit");
+      handle = allocation_handle(device, id, address, "target address");
       // Device addresses written into device memory: a kernel reaching this
       // allocation may follow them.
       device.memory.note_pointers(address, host, static_cast<uint64_t>(size));
@@ -497,7 +495,7 @@ int32_t __tgt_rtl_data_retrieve(int32_t id, void* host, void* target, int64_t si
     DataHandle handle;
     {
       std::lock_guard guard(plugin().lock);
-      handle = allocation_handle(device, id, address, "data_retrieve");
+      handle = allocation_handle(device, id, address, "target address");
     }
     const DataHandle bytes = detail::enter_data_unfilled(host, static_cast<size_t>(size));
     submit(offload_functions().read, {out(bytes), inout(handle)},
@@ -528,9 +526,9 @@ int32_t __tgt_rtl_data_exchange(int32_t source_id, void* source, int32_t destina
     DataHandle source_handle, destination_handle;
     {
       std::lock_guard guard(plugin().lock);
-      source_handle = allocation_handle(from, source_id, source_address, "data_exchange source");
+      source_handle = allocation_handle(from, source_id, source_address, "source address");
       destination_handle =
-          allocation_handle(to, destination_id, destination_address, "data_exchange destination");
+          allocation_handle(to, destination_id, destination_address, "destination address");
     }
     count(plugin().counters.between_devices, plugin().counters.between_devices_bytes, size);
     if (source_id == destination_id) {
