@@ -42,7 +42,8 @@ configure() {  # dir, sanitizer flags
   fi
   # The offload plugin's unit tests exist where libffi does (src/CMakeLists.txt).
   local targets=("${TARGETS[@]}")
-  if cmake --build "$dir" --target help 2>/dev/null | grep -q taskgrid_offload_tests; then
+  # (grep reads it all: with -q it would stop early and, under pipefail, fail the pipe.)
+  if cmake --build "$dir" --target help 2>/dev/null | grep taskgrid_offload_tests >/dev/null; then
     targets+=(taskgrid_offload_tests)
   fi
   log "building ${targets[*]} in $dir"
