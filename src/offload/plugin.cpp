@@ -137,6 +137,7 @@ TaskOptions on_rank(int rank, const char* name = nullptr) {
 // The allocation handle of an address that must be in device memory; `what`
 // says which address it is (for the message).
 DataHandle allocation_handle(Device& device, int index, uint64_t address, const char* what) {
+  std::lock_guard guard(plugin().lock);
   const DeviceMemory::Allocation* allocation = device.memory.find(address);
   if (!allocation) {
     char text[32];
@@ -454,12 +455,11 @@ int32_t __tgt_rtl_data_submit(int32_t id, void* target, void* host, int64_t size
     if (size <= 0) return;
     Device& device = device_at(id);
     const uint64_t address = address_of(target);
-    DataHandle handle;
+    const DataHandle handle = allocation_handle(device, id, address, "target address");
     {
-      std::lock_guard guard(plugin().lock);
-      handle = allocation_handle(device, id, address, "target address");
       // Device addresses written into device memory: a kernel reaching this
       // allocation may follow them.
+      std::lock_guard guard(plugin().lock);
       device.memory.note_pointers(address, host, static_cast<uint64_t>(size));
     }
     if (static_cast<size_t>(size) <= kInlineWriteBytes) {
@@ -492,11 +492,7 @@ int32_t __tgt_rtl_data_retrieve(int32_t id, void* host, void* target, int64_t si
     if (size <= 0) return;
     Device& device = device_at(id);
     const uint64_t address = address_of(target);
-    DataHandle handle;
-    {
-      std::lock_guard guard(plugin().lock);
-      handle = allocation_handle(device, id, address, "target address");
-    }
+    const DataHandle handle = allocation_handle(device, id, address, "target address");
     const DataHandle bytes = detail::enter_data_unfilled(host, static_cast<size_t>(size));
     submit(offload_functions().read, {out(bytes), inout(handle)},
            on_rank(device.rank, "offload: data from the device"), AddressArgs{address});
@@ -523,21 +519,17 @@ int32_t __tgt_rtl_data_exchange(int32_t source_id, void* source, int32_t destina
     Device& to = device_at(destination_id);
     const uint64_t source_address = address_of(source);
     const uint64_t destination_address = address_of(destination);
-    DataHandle source_handle, destination_handle;
-    {
-      std::lock_guard guard(plugin().lock);
-      source_handle = allocation_handle(from, source_id, source_address, "source address");
-      destination_handle =
-          allocation_handle(to, destination_id, destination_address, "destination address");
-    }
+    const DataHandle source_handle =
+        allocation_handle(from, source_id, source_address, "source address");
+    const DataHandle destination_handle =
+        allocation_handle(to, destination_id, destination_address, "destination address");
     count(plugin().counters.between_devices, plugin().counters.between_devices_bytes, size);
     if (source_id == destination_id) {
+      // One task on the device's rank (one access when both are in one allocation).
+      const DataAccess accesses[2] = {inout(source_handle), inout(destination_handle)};
       const CopyArgs args{source_address, destination_address, static_cast<uint64_t>(size)};
-      if (source_handle == destination_handle)
-        submit(offload_functions().copy, {inout(source_handle)}, on_rank(from.rank), args);
-      else
-        submit(offload_functions().copy, {inout(source_handle), inout(destination_handle)},
-               on_rank(from.rank, "offload: copy on the device"), args);
+      submit_packed(offload_functions().copy, accesses, source_handle == destination_handle ? 1 : 2,
+                    on_rank(from.rank, "offload: copy on the device"), &args, sizeof args);
       return;
     }
     // Rank to rank: read on the source's rank, written on the destination's;

@@ -44,7 +44,8 @@
 //
 // Timing: like the other systems, one untimed warm-up pass then one timed
 // pass of all graphs (timestep by timestep, graphs interleaved); the device
-// setup and the team start-up are outside the timed region.
+// setup and the team start-up are outside the timed region, which ends when
+// every device has returned its counts (run_passes).
 #include "omp_target.h"
 
 #include <omp.h>

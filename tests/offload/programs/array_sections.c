@@ -6,23 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "self_check.h"
+
 enum { kJobs = 8, kN = 1000 };
-
-static int failures;
-
-static void check(const char* what, long long index, long long got, long long want) {
-  if (got == want) return;
-  if (++failures <= 10) fprintf(stderr, "%s[%lld]: got %lld, want %lld\n", what, index, got, want);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
-
-static void report(const char* name, uint64_t h, int before) {
-  if (failures == before)
-    printf("%s: ok checksum=%016llx\n", name, (unsigned long long)h);
-  else
-    printf("%s: FAIL\n", name);
-}
 
 static int in[kN], out[kN], acc[kN];
 
@@ -34,7 +20,7 @@ int main(void) {
 
   // 1. in[300:200] to, out[100:200] from, acc[600:300] tofrom, all in one region.
   int before = failures;
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     for (int i = 0; i < kN; ++i) {
@@ -62,7 +48,7 @@ int main(void) {
 
   // 2. Heap pointer sections at an offset, and two disjoint sections of one allocation.
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   double* p = malloc(sizeof(double) * kN);
   if (!p) return 1;
   for (int j = 0; j < kJobs; ++j) {
@@ -91,7 +77,7 @@ int main(void) {
 
   // 3. A subsection of present data: the inner tofrom moves nothing; update from brings back part.
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     for (int i = 0; i < kN; ++i) acc[i] = i + j;

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "self_check.h"
+
 enum { kJobs = 8, kG = 256 };
 
 #pragma omp declare target
@@ -13,22 +15,6 @@ int g_array[kG];
 const int g_table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
 static int scale(int v) { return v * 3 + g_scalar + g_table[v & 7]; }
 #pragma omp end declare target
-
-static int failures;
-
-static void check(const char* what, long long index, long long got, long long want) {
-  if (got == want) return;
-  if (++failures <= 10) fprintf(stderr, "%s[%lld]: got %lld, want %lld\n", what, index, got, want);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
-
-static void report(const char* name, uint64_t h, int before) {
-  if (failures == before)
-    printf("%s: ok checksum=%016llx\n", name, (unsigned long long)h);
-  else
-    printf("%s: FAIL\n", name);
-}
 
 static int host_scale(int v, int s) {
   static const int table[8] = {3, 1, 4, 1, 5, 9, 2, 6};
@@ -58,7 +44,7 @@ int main(void) {
 
   // 2. Host -> device -> host round trips, jobs round-robin over the devices.
   before = failures;
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     g_scalar = j;
@@ -94,7 +80,7 @@ int main(void) {
       for (int i = 0; i < kG; ++i) g_array[i] = d * kG + i;
     }
   }
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int d = 0; d < count; ++d) {
     const int dev = ndev > 0 ? d : omp_get_initial_device();
 #pragma omp target update from(g_scalar, g_array [0:kG]) device(dev)

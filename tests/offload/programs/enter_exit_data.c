@@ -7,23 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "self_check.h"
+
 enum { kJobs = 8, kN = 512 };
-
-static int failures;
-
-static void check(const char* what, long long index, long long got, long long want) {
-  if (got == want) return;
-  if (++failures <= 10) fprintf(stderr, "%s[%lld]: got %lld, want %lld\n", what, index, got, want);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
-
-static void report(const char* name, uint64_t h, int before) {
-  if (failures == before)
-    printf("%s: ok checksum=%016llx\n", name, (unsigned long long)h);
-  else
-    printf("%s: FAIL\n", name);
-}
 
 static int bufs[kJobs][kN];
 static long long tmps[kJobs][kN];
@@ -39,7 +25,7 @@ int main(void) {
 
   // 1. Reference counts, one buffer per job, jobs round-robin over the devices.
   int before = failures;
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     int* buf = bufs[j];
@@ -75,7 +61,7 @@ int main(void) {
 
   // 2. delete drops the mapping whatever the count and copies nothing back.
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     int* buf = bufs[j];
@@ -96,7 +82,7 @@ int main(void) {
 
   // 3. enter data map(alloc) + target update from + exit data map(delete).
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     long long* tmp = tmps[j];
@@ -114,7 +100,7 @@ int main(void) {
 
   // 4. map(always, to) copies even though the data is present.
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     int* buf = bufs[j];
@@ -143,7 +129,7 @@ int main(void) {
 #pragma omp target device(dev) map(tofrom : shared_buf [0:kN]) firstprivate(d)
     for (int i = 0; i < kN; ++i) shared_buf[i] += d + 1;
   }
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int d = 0; d < count; ++d) {
     const int dev = ndev > 0 ? d : omp_get_initial_device();
 #pragma omp target exit data map(from : shared_buf [0:kN]) device(dev)

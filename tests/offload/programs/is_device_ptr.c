@@ -5,23 +5,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "self_check.h"
+
 enum { kJobs = 8, kN = 2048 };
-
-static int failures;
-
-static void check(const char* what, long long index, long long got, long long want) {
-  if (got == want) return;
-  if (++failures <= 10) fprintf(stderr, "%s[%lld]: got %lld, want %lld\n", what, index, got, want);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
-
-static void report(const char* name, uint64_t h, int before) {
-  if (failures == before)
-    printf("%s: ok checksum=%016llx\n", name, (unsigned long long)h);
-  else
-    printf("%s: FAIL\n", name);
-}
 
 static long long hb[kN], arr[kN];
 
@@ -34,7 +20,7 @@ int main(void) {
 
   // 1. omp_target_alloc memory filled and reduced on the device, never touching the host.
   int before = failures;
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : host;
     long long* d = omp_target_alloc(sizeof(long long) * kN, dev);
@@ -56,7 +42,7 @@ int main(void) {
   // 2. use_device_ptr / use_device_addr give the device address of mapped data; it agrees with
   // omp_get_mapped_ptr and can be passed to a region with is_device_ptr.
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : host;
     long long* p = hb;
@@ -99,7 +85,7 @@ int main(void) {
   // 3. Associate host memory with an allocation: mapping then uses that allocation and copies
   // nothing on its own (the association is permanently present), so data goes by target update.
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   if (separate) {
     for (int j = 0; j < kJobs; ++j) {
       const int dev = j % count;

@@ -6,23 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "self_check.h"
+
 enum { kLanes = 8, kLaneLen = 256, kSteps = 40, kHops = 64, kParts = 8, kN = 8192 };
-
-static int failures;
-
-static void check(const char* what, long long index, long long got, long long want) {
-  if (got == want) return;
-  if (++failures <= 10) fprintf(stderr, "%s[%lld]: got %lld, want %lld\n", what, index, got, want);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
-
-static void report(const char* name, uint64_t h, int before) {
-  if (failures == before)
-    printf("%s: ok checksum=%016llx\n", name, (unsigned long long)h);
-  else
-    printf("%s: FAIL\n", name);
-}
 
 static unsigned lanes[kLanes][kLaneLen];
 static unsigned base[kN], out[kN];
@@ -56,7 +42,7 @@ int main(void) {
                                                                           : lane [0:kLaneLen])
   }
   // The single's implicit barrier completes all the tasks.
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = CHECKSUM_START;
   for (int l = 0; l < kLanes; ++l)
     for (int i = 0; i < kLaneLen; ++i) {
       unsigned want = (unsigned)(l * 1000 + i);
@@ -78,7 +64,7 @@ int main(void) {
   unsigned want_v = 1;
   for (int k = 0; k < kHops; ++k) want_v = want_v * 3u + (unsigned)k;
   check("hops.v", 0, v, want_v);
-  report("hops", mix(0xcbf29ce484222325ULL, v), before);
+  report("hops", mix(CHECKSUM_START, v), before);
 
   // 3. Fan-out: device 0 produces base; kParts regions on all devices read it (depend in) and
   // each write one part of out; fan-in: the last device sums all parts after all of them
@@ -121,7 +107,7 @@ int main(void) {
   }
   check("fan.total", 0, (long long)total, (long long)want_total);
   check("fan.host_total", 0, (long long)host_total, (long long)want_total);
-  report("fan", mix(0xcbf29ce484222325ULL, total), before);
+  report("fan", mix(CHECKSUM_START, total), before);
 
   // 4. Asynchronous data movement mixed with host tasks on one chain per device:
   // enter data to -> +1 on device -> update from -> host *2 -> update to -> +3 -> exit data from.
@@ -149,7 +135,7 @@ int main(void) {
                                                                            : staged [lo:len])
   }
 #pragma omp taskwait
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int i = 0; i < kN; ++i) {
     check("staged", i, staged[i], ((unsigned)i + 1) * 2 + 3);
     h = mix(h, staged[i]);

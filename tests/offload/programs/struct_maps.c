@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "self_check.h"
+
 enum { kJobs = 8, kA = 16, kP = 300 };
 
 typedef struct {
@@ -21,22 +23,6 @@ typedef struct {
   int* p;
   Inner inner;
 } S;
-
-static int failures;
-
-static void check(const char* what, long long index, long long got, long long want) {
-  if (got == want) return;
-  if (++failures <= 10) fprintf(stderr, "%s[%lld]: got %lld, want %lld\n", what, index, got, want);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
-
-static void report(const char* name, uint64_t h, int before) {
-  if (failures == before)
-    printf("%s: ok checksum=%016llx\n", name, (unsigned long long)h);
-  else
-    printf("%s: FAIL\n", name);
-}
 
 static S ss[kJobs];
 static int payload[kJobs][kP];
@@ -59,7 +45,7 @@ int main(void) {
 
   // 1. Members only: s.a tofrom, s.b to, s.inner.v tofrom. The region touches nothing else.
   int before = failures;
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     reset(j);
@@ -84,7 +70,7 @@ int main(void) {
 
   // 2. map(to: s) map(tofrom: s.p[0:n]): the device struct's p must point at the device copy.
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     reset(j);
@@ -104,7 +90,7 @@ int main(void) {
   // 3. Pointer to struct, struct copied back whole: the device changes n and the pointee; the host
   // struct gets the new n but keeps its own p (the runtime restores the host pointer).
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     reset(j);
@@ -129,7 +115,7 @@ int main(void) {
   // 4. Unstructured: the struct is entered first, its pointee later (attaches to the resident
   // struct); regions use the struct implicitly (present), the pointee comes back by update.
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     reset(j);

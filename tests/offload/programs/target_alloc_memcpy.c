@@ -7,23 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "self_check.h"
+
 enum { kJobs = 8, kN = 4096, kHops = 12, kRows = 20, kCols = 24 };
-
-static int failures;
-
-static void check(const char* what, long long index, long long got, long long want) {
-  if (got == want) return;
-  if (++failures <= 10) fprintf(stderr, "%s[%lld]: got %lld, want %lld\n", what, index, got, want);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
-
-static void report(const char* name, uint64_t h, int before) {
-  if (failures == before)
-    printf("%s: ok checksum=%016llx\n", name, (unsigned long long)h);
-  else
-    printf("%s: FAIL\n", name);
-}
 
 static unsigned host_buf[kN];
 static int grid[kRows][kCols], grid_back[kRows][kCols];
@@ -37,7 +23,7 @@ int main(void) {
 
   // 1. host -> device, kernel, device -> host; the second half travels with byte offsets.
   int before = failures;
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : host;
     unsigned* d_buf = omp_target_alloc(bytes, dev);
@@ -103,7 +89,7 @@ int main(void) {
     omp_target_free(bufs[2 * d], ndev > 0 ? d : host);
     omp_target_free(bufs[2 * d + 1], ndev > 0 ? d : host);
   }
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int i = 0; i < kN; ++i) {
     unsigned want = (unsigned)i;
     for (int k = 0; k < kHops; ++k) want = want * 3u + (unsigned)k;
@@ -115,7 +101,7 @@ int main(void) {
   // 3. omp_target_memcpy_rect: a 6x10 block at (3,5) of the host grid goes to (0,0) of a device
   // grid, is negated there, and comes back to (3,5) of another host grid.
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int d = 0; d < count; ++d) {
     const int dev = ndev > 0 ? d : host;
     for (int r = 0; r < kRows; ++r)

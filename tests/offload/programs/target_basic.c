@@ -5,24 +5,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "self_check.h"
+
 enum { kJobs = 24, kN = 4096 };
-
-static int failures;
-
-static void check(const char* what, long long index, long long got, long long want) {
-  if (got == want) return;
-  if (++failures <= 10) fprintf(stderr, "%s[%lld]: got %lld, want %lld\n", what, index, got, want);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
-
-// One stdout line per section; `before` is the failure count when the section started.
-static void report(const char* name, uint64_t h, int before) {
-  if (failures == before)
-    printf("%s: ok checksum=%016llx\n", name, (unsigned long long)h);
-  else
-    printf("%s: FAIL\n", name);
-}
 
 static int in[kN], out[kN], acc[kN];
 
@@ -36,7 +21,7 @@ int main(void) {
 
   // 1. Scalars: tofrom, from, firstprivate; jobs go round-robin over the devices.
   int before = failures;
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     int value = j, on_host = -1, scratch = 100 + j;
@@ -81,7 +66,7 @@ int main(void) {
       }
     }
   }
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int i = 0; i < kN; ++i) {
     const int want_in = i * 7 - 3;
     check("arrays.out", i, out[i], want_in * 2 + i % 64);
@@ -102,7 +87,7 @@ int main(void) {
       for (int i = d; i < kN; i += count) acc[i] = acc[i] * 3 + 1;
     }
   }
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int i = 0; i < kN; ++i) {
     check("implicit.acc", i, acc[i], i * 3 + 1);
     h = mix(h, (uint64_t)(uint32_t)acc[i]);
@@ -123,7 +108,7 @@ int main(void) {
     }
     results[j] = r;
   }
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const long long n = 1000 + j;
     check("threads.r", j, results[j], n * (n + 1) * (2 * n + 1) / 6);

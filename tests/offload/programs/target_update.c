@@ -6,23 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "self_check.h"
+
 enum { kJobs = 6, kN = 1024, kRows = 16, kCols = 32, kGRows = 12, kGCols = 10 };
-
-static int failures;
-
-static void check(const char* what, long long index, long long got, long long want) {
-  if (got == want) return;
-  if (++failures <= 10) fprintf(stderr, "%s[%lld]: got %lld, want %lld\n", what, index, got, want);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
-
-static void report(const char* name, uint64_t h, int before) {
-  if (failures == before)
-    printf("%s: ok checksum=%016llx\n", name, (unsigned long long)h);
-  else
-    printf("%s: FAIL\n", name);
-}
 
 static int a[kJobs][kN], b[kJobs][kN];
 static int m[kRows][kCols];
@@ -36,7 +22,7 @@ int main(void) {
 
   // 1. Whole and partial updates of 1-D arrays, one pair of arrays per job.
   int before = failures;
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     int* x = a[j];
@@ -89,7 +75,7 @@ int main(void) {
   // 2. Strided (non-contiguous) update of a 2-D block: only even rows x even columns travel.
   // A 1-D stride (x[0:n:2]) is not used: clang 16 copies it as if contiguous.
   before = failures;
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int j = 0; j < kJobs; ++j) {
     const int dev = ndev > 0 ? j % count : omp_get_initial_device();
     int(*g)[kGCols] = grids[j];
@@ -132,7 +118,7 @@ int main(void) {
 #pragma omp target update device(dev) from(m [r0:nr] [0:kCols]) if (!no)
     }
   }
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int r = 0; r < kRows; ++r)
     for (int c = 0; c < kCols; ++c) {
       check("rows.m", r * kCols + c, m[r][c], r * kCols + c + 1000);

@@ -5,23 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "self_check.h"
+
 enum { kN = 1 << 16, kRows = 96, kCols = 80 };
-
-static int failures;
-
-static void check(const char* what, long long index, long long got, long long want) {
-  if (got == want) return;
-  if (++failures <= 10) fprintf(stderr, "%s[%lld]: got %lld, want %lld\n", what, index, got, want);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
-
-static void report(const char* name, uint64_t h, int before) {
-  if (failures == before)
-    printf("%s: ok checksum=%016llx\n", name, (unsigned long long)h);
-  else
-    printf("%s: FAIL\n", name);
-}
 
 static int slice_lo(int d, int count, int n) { return (int)((long long)n * d / count); }
 
@@ -51,7 +37,7 @@ int main(void) {
         : y [lo:hi - lo]) firstprivate(alpha, beta)
     for (int i = lo; i < hi; ++i) y[i] = alpha * x[i] + beta * y[i];
   }
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = CHECKSUM_START;
   for (int i = 0; i < kN; ++i) {
     check("axpy.y", i, y[i], alpha * (i % 1000) + beta * (7 - i % 13));
     h = mix(h, (uint64_t)(uint32_t)y[i]);
@@ -83,7 +69,7 @@ int main(void) {
   }
   check("reduction.sum", 0, sum, want_sum);
   check("reduction.max", 0, big, want_big);
-  h = mix(mix(0xcbf29ce484222325ULL, (uint64_t)sum), (uint64_t)big);
+  h = mix(mix(CHECKSUM_START, (uint64_t)sum), (uint64_t)big);
   report("reduction", h, before);
 
   // 3. collapse(2) over a matrix with explicit num_teams/thread_limit (kept within 2 cores, see 4).
@@ -99,7 +85,7 @@ int main(void) {
     for (int r = 0; r < nrows; ++r)
       for (int c = 0; c < kCols; ++c) rows[r * kCols + c] = (long long)(r0 + r) * 1000 + c;
   }
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int r = 0; r < kRows; ++r)
     for (int c = 0; c < kCols; ++c) {
       check("collapse.m", r * kCols + c, m[r * kCols + c], (long long)r * 1000 + c);
@@ -125,7 +111,7 @@ int main(void) {
       row_sums[r] = s;
     }
   }
-  h = 0xcbf29ce484222325ULL;
+  h = CHECKSUM_START;
   for (int r = 0; r < kRows; ++r) {
     check("nested.row_sums", r, row_sums[r],
           (long long)r * 1000 * kCols + (long long)kCols * (kCols - 1) / 2);
