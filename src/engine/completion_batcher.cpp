@@ -18,7 +18,7 @@ void CompletionBatcher::flush(EngineListener* listener, bool force) {
   }
   if (batch_.empty()) return;
   const bool due =
-      force || batch_.size() >= kBatchBytes || transport_.now_ns() - batch_since_ns_ >= kDelayNs;
+      force || batch_.size() >= kBatchBytes || transport_.now_ns() - batch_since_ns_ >= delay_ns_;
   if (!due) return;
   stats_.control_messages_sent += 1;
   stats_.control_bytes_sent += batch_.size();

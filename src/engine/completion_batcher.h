@@ -32,6 +32,9 @@ class CompletionBatcher {
 
   static constexpr size_t kBatchBytes = 4096;
   static constexpr uint64_t kDelayNs = 200'000;
+  // How old a batch may grow (tests: a delay that never passes leaves only
+  // the size, the engine's settling and shutdown to send it).
+  void set_delay_ns(uint64_t delay_ns) { delay_ns_ = delay_ns; }
 
  private:
   comm::Transport& transport_;
@@ -40,6 +43,7 @@ class CompletionBatcher {
   std::vector<wire::Completed> local_;  // this rank's, when it is the head
   wire::BatchWriter batch_;
   uint64_t batch_since_ns_ = 0;
+  uint64_t delay_ns_ = kDelayNs;
 };
 
 }  // namespace taskgrid::runtime

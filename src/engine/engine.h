@@ -64,6 +64,8 @@ class Engine final : public CommandSink, private VersionEvents {
   // Measure every task's duration (for a cost model); off, tasks are only
   // timed when tracing. Clock reads are a visible share of a tiny task.
   void set_timing(bool timing) { timing_ = timing; }
+  // How long completions may wait in a batch for the head (CompletionBatcher).
+  void set_completion_delay_ns(uint64_t delay_ns) { completions_.set_delay_ns(delay_ns); }
   // spmd mode: broadcast groups are created by the program thread (prepare).
   void set_engine_creates_groups(bool creates) { groups_.set_engine_creates_groups(creates); }
   // The thread model (TASKGRID_PROGRESS): whether a waiting program thread
