@@ -140,4 +140,9 @@ if(TARGET taskgrid-omptarget)
       "${MPIEXEC_EXECUTABLE};-n;${_ranks};env;LD_LIBRARY_PATH=${PROJECT_BINARY_DIR}/lib"
       "OMP_TARGET_OFFLOAD=MANDATORY")
   endforeach()
+  # As the METG tool runs it: libomp's hidden helper tasks off, so the
+  # program's threads submit the regions and run the copy tasks.
+  taskbench_omp_target_tests(plugin.no_helper_tasks.np3
+    "${MPIEXEC_EXECUTABLE};-n;3;env;LD_LIBRARY_PATH=${PROJECT_BINARY_DIR}/lib"
+    "OMP_TARGET_OFFLOAD=MANDATORY;LIBOMP_USE_HIDDEN_HELPER_TASK=0")
 endif()

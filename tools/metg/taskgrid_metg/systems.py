@@ -53,8 +53,12 @@ SYSTEMS: dict[str, SystemSpec] = {
         SystemSpec("taskgrid_spmd", "taskbench-taskgrid_spmd", mpi=True, ranks=PER_CORE,
                    thread_env="TASKGRID_THREADS", device_flag="-taskgrid:device"),
         # Each task an OpenMP target region on a remote rank (built with clang-16 only).
+        # LIBOMP_USE_HIDDEN_HELPER_TASK=0, as the README advises for TaskGrid's plugin: the
+        # program's own threads submit the regions (which never wait), instead of libomp's
+        # helper threads, which lose the core to threads spinning in taskwait.
         SystemSpec("omp_target", "taskbench-omp_target", mpi=True, ranks=PER_CORE,
-                   thread_env="TASKGRID_THREADS", env={"OMP_TARGET_OFFLOAD": "MANDATORY"},
+                   thread_env="TASKGRID_THREADS",
+                   env={"OMP_TARGET_OFFLOAD": "MANDATORY", "LIBOMP_USE_HIDDEN_HELPER_TASK": "0"},
                    offload_plugin=True),
     )
 }

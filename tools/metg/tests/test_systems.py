@@ -73,3 +73,4 @@ def test_omp_target_runs_with_the_offload_plugin():
     env = target.environment()
     assert env["LD_LIBRARY_PATH"] == "b/lib"
     assert env["OMP_TARGET_OFFLOAD"] == "MANDATORY"
+    assert env["LIBOMP_USE_HIDDEN_HELPER_TASK"] == "0"
