@@ -50,6 +50,7 @@ class Settings:
     graph_flags_source: str      # "command line" or "default"
     dry_run: bool
     device: str = "cpu"          # cpu, or gpu (the systems' device option)
+    host_not_charged: bool = False  # offload systems: rank 0's cores not charged
 
 
 def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
@@ -95,6 +96,9 @@ def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
                         help="where the kernels run: cpu (default), or gpu (adds each system's "
                              "device option: mpi_omp -device gpu, taskgrid[_spmd] "
                              "-taskgrid:device gpu; kernel gpu_compute_bound; no calibrated peak)")
+    parser.add_argument("--host-not-charged", action="store_true",
+                        help="omp_target: charge only the device ranks' cores, not rank 0's (the "
+                             "host runs no tasks; the MPP's figures charge no head node)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the commands that would run, run nothing")
     return parser
@@ -181,7 +185,7 @@ def make_settings(args: argparse.Namespace, graph_flags: list[str],
         run_timeout=args.run_timeout or None, peak_iter=args.peak_iter, peak_reps=args.peak_reps,
         graph_flags=graph_flags or default_graph_flags(args.cores),
         graph_flags_source="command line" if graph_flags else "default", dry_run=args.dry_run,
-        device=args.device)
+        device=args.device, host_not_charged=args.host_not_charged)
 
 
 def make_launches(settings: Settings, args: argparse.Namespace,
@@ -189,7 +193,8 @@ def make_launches(settings: Settings, args: argparse.Namespace,
     ranks = parse_overrides(args.ranks, "--ranks", settings.systems)
     threads = parse_overrides(args.threads, "--threads", settings.systems)
     return {name: make_launch(systems[name], settings.build_dir, settings.cores, settings.mpiexec,
-                              ranks.get(name), threads.get(name), settings.device)
+                              ranks.get(name), threads.get(name), settings.device,
+                              settings.host_not_charged)
             for name in settings.systems}
 
 

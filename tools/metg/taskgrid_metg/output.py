@@ -90,8 +90,10 @@ def _short(result: MetgResult) -> str:
 
 def _system_rows(results: Results, system: str, launch: Launch, peak_names: list[str]) -> list[str]:
     layout = launch.layout
+    charged = (f" ({layout.ranks - layout.uncharged_ranks} rank(s) charged: rank 0 is the host)"
+               if layout.uncharged_ranks else "")
     rows = [f"{system}: {layout.ranks} rank(s) x {layout.threads} thread(s) = "
-            f"{layout.cores_used} core(s)",
+            f"{layout.cores_used} core(s){charged}",
             f"  {shlex.join(command_template(launch, results.config['graph_flags']))}"]
     header = f"  {'':1} {'iter':>6} {'reps':>4} {'elapsed s':>11} {'gran µs':>10}"
     header += "".join(f" {('eff% ' + name):>16}" for name in peak_names)
@@ -170,6 +172,7 @@ def to_document(results: Results) -> dict:
         "systems": {
             name: {"binary": str(launch.binary), "ranks": launch.layout.ranks,
                    "threads": launch.layout.threads, "cores_used": launch.layout.cores_used,
+                   "uncharged_ranks": launch.layout.uncharged_ranks,
                    "env": launch.environment(),
                    "command": command_template(launch, graph_flags)}
             for name, launch in results.launches.items()

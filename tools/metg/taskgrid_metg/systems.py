@@ -68,11 +68,14 @@ SYSTEMS: dict[str, SystemSpec] = {
 class Layout:
     ranks: int
     threads: int
+    # Ranks whose cores are not charged: the offload host (rank 0 of an offload_plugin
+    # system runs no tasks) under --host-not-charged, as the MPP's figures charge no head node.
+    uncharged_ranks: int = 0
 
     @property
     def cores_used(self) -> int:
-        """Cores a run occupies; the granularity formula multiplies by this."""
-        return self.ranks * self.threads
+        """Cores a run is charged for; the granularity formula multiplies by this."""
+        return (self.ranks - self.uncharged_ranks) * self.threads
 
 
 def resolve_layout(spec: SystemSpec, cores: int,
@@ -127,13 +130,19 @@ class Launch:
 
 def make_launch(spec: SystemSpec, build_dir: Path, cores: int, mpiexec: list[str],
                 ranks: int | None = None, threads: int | None = None,
-                device: str = "cpu") -> Launch:
+                device: str = "cpu", host_not_charged: bool = False) -> Launch:
     if device not in DEVICES:
         raise ValueError(f"unknown device '{device}' (known: {', '.join(DEVICES)})")
     if device != "cpu" and spec.device_flag is None:
         raise ValueError(f"system '{spec.name}' has no {device.upper()} option "
                          "(--device gpu: mpi_omp, taskgrid, taskgrid_spmd)")
+    layout = resolve_layout(spec, cores, ranks, threads)
+    if host_not_charged and spec.offload_plugin:
+        if layout.ranks < 2:
+            raise ValueError(f"--host-not-charged: system '{spec.name}' needs 2 or more ranks "
+                             "(rank 0 is the host, the others its devices)")
+        layout = Layout(layout.ranks, layout.threads, uncharged_ranks=1)
     return Launch(spec=spec,
-                  layout=resolve_layout(spec, cores, ranks, threads),
+                  layout=layout,
                   binary=Path(build_dir) / "bin" / spec.binary,
                   mpiexec=tuple(mpiexec), device=device)

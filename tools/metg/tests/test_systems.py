@@ -74,3 +74,16 @@ def test_omp_target_runs_with_the_offload_plugin():
     assert env["LD_LIBRARY_PATH"] == "b/lib"
     assert env["OMP_TARGET_OFFLOAD"] == "MANDATORY"
     assert env["LIBOMP_USE_HIDDEN_HELPER_TASK"] == "0"
+
+
+def test_host_not_charged_charges_only_the_device_ranks():
+    target = make_launch(SYSTEMS["omp_target"], Path("b"), 3, ["mpiexec.mpich"],
+                         host_not_charged=True)
+    assert (target.layout.ranks, target.layout.cores_used) == (3, 2)
+    assert target.command([], "f")[:3] == ["mpiexec.mpich", "-n", "3"]
+    # Only offload systems have a host rank; the others are charged as before.
+    mpi_omp = make_launch(SYSTEMS["mpi_omp"], Path("b"), 3, ["mpiexec.mpich"],
+                          host_not_charged=True)
+    assert mpi_omp.layout.cores_used == 3
+    with pytest.raises(ValueError, match="2 or more ranks"):
+        make_launch(SYSTEMS["omp_target"], Path("b"), 1, ["mpiexec.mpich"], host_not_charged=True)
