@@ -236,7 +236,7 @@ def config_record(settings: Settings, launches: dict[str, Launch], argv: list[st
         "mpiexec": settings.mpiexec, "run_timeout_s": settings.run_timeout,
         "peak_iter": settings.peak_iter, "peak_reps": settings.peak_reps,
         "graph_flags": settings.graph_flags, "graph_flags_source": settings.graph_flags_source,
-        "device": settings.device,
+        "device": settings.device, "host_not_charged": settings.host_not_charged,
     }
 
 
