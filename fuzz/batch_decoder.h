@@ -1,5 +1,5 @@
 // The control-batch decoder as the fuzz target (fuzz_batch.cpp) and its GCC
-// replay (tests/runtime/test_wire_check.cpp) drive it: wire::check_batch,
+// replay (tests/comm/test_wire_check.cpp) drive it: comm::wire::check_batch,
 // then, for an accepted batch, every read the engine makes of it (engine.cpp,
 // tree_broadcaster.cpp, group_broadcaster.cpp). Nothing here exits: a
 // rejected batch is only reported.
@@ -21,62 +21,62 @@ namespace taskgrid::fuzz {
 
 constexpr int kRanks = 4;
 
-inline wire::Peer peer_of(uint8_t selector) {
-  return wire::Peer{(selector >> 2) & 1, kRanks, 0, selector & 3};
+inline comm::wire::Peer peer_of(uint8_t selector) {
+  return comm::wire::Peer{(selector >> 2) & 1, kRanks, 0, selector & 3};
 }
 
 // True when the batch was accepted (and then read whole).
-inline bool decode_batch(const char* data, size_t bytes, const wire::Peer& peer) {
-  if (wire::check_batch(data, bytes, peer)) return false;
-  wire::BatchReader reader(data, bytes);
-  wire::Header header;
+inline bool decode_batch(const char* data, size_t bytes, const comm::wire::Peer& peer) {
+  if (comm::wire::check_batch(data, bytes, peer)) return false;
+  comm::wire::BatchReader reader(data, bytes);
+  comm::wire::Header header;
   const char* payload = nullptr;
-  std::vector<wire::Access> accesses;
+  std::vector<comm::wire::Access> accesses;
   std::vector<char> args;
   std::vector<int32_t> ranks;
-  std::vector<wire::Completed> completed;
+  std::vector<comm::wire::Completed> completed;
   uint64_t sink = 0;
   while (reader.next(header, payload)) {
     switch (header.kind) {
-      case wire::Kind::task: {
-        const wire::TaskView view = wire::read_task(payload);
+      case comm::wire::Kind::task: {
+        const comm::wire::TaskView view = comm::wire::read_task(payload);
         accesses.resize(view.task.num_accesses);
         if (!accesses.empty())  // as engine.cpp: memcpy's pointers must not be null
-          std::memcpy(accesses.data(), view.accesses, accesses.size() * sizeof(wire::Access));
+          std::memcpy(accesses.data(), view.accesses, accesses.size() * sizeof(comm::wire::Access));
         args.assign(view.args, view.args + view.task.args_bytes);
         args.insert(args.end(), view.name, view.name + view.task.name_bytes);
-        for (const wire::Access& a : accesses) sink += a.in_version + a.out_version + a.bytes;
+        for (const comm::wire::Access& a : accesses) sink += a.in_version + a.out_version + a.bytes;
         break;
       }
-      case wire::Kind::send:
-        sink += wire::read<wire::Send>(payload).version;
+      case comm::wire::Kind::send:
+        sink += comm::wire::read<comm::wire::Send>(payload).version;
         break;
-      case wire::Kind::retire:
-        sink += wire::read<wire::Retire>(payload).version;
+      case comm::wire::Kind::retire:
+        sink += comm::wire::read<comm::wire::Retire>(payload).version;
         break;
-      case wire::Kind::create:
-        sink += wire::read<wire::Create>(payload).bytes;
+      case comm::wire::Kind::create:
+        sink += comm::wire::read<comm::wire::Create>(payload).bytes;
         break;
-      case wire::Kind::fetch:
-        sink += wire::read<wire::Fetch>(payload).bytes;
+      case comm::wire::Kind::fetch:
+        sink += comm::wire::read<comm::wire::Fetch>(payload).bytes;
         break;
-      case wire::Kind::broadcast:
-      case wire::Kind::route: {
-        const auto route = wire::read<wire::Route>(payload);
-        wire::read_ranks(payload, sizeof route, route.count, ranks);
-        break;
-      }
-      case wire::Kind::mpi_broadcast: {
-        const auto command = wire::read<wire::MpiBroadcast>(payload);
-        wire::read_ranks(payload, sizeof command, command.count, ranks);
+      case comm::wire::Kind::broadcast:
+      case comm::wire::Kind::route: {
+        const auto route = comm::wire::read<comm::wire::Route>(payload);
+        comm::wire::read_ranks(payload, sizeof route, route.count, ranks);
         break;
       }
-      case wire::Kind::completed:
-        completed.resize(header.bytes / sizeof(wire::Completed));
-        std::memcpy(completed.data(), payload, completed.size() * sizeof(wire::Completed));
+      case comm::wire::Kind::mpi_broadcast: {
+        const auto command = comm::wire::read<comm::wire::MpiBroadcast>(payload);
+        comm::wire::read_ranks(payload, sizeof command, command.count, ranks);
         break;
-      case wire::Kind::local_task:  // its pointer is never followed here
-      case wire::Kind::shutdown:
+      }
+      case comm::wire::Kind::completed:
+        completed.resize(header.bytes / sizeof(comm::wire::Completed));
+        std::memcpy(completed.data(), payload, completed.size() * sizeof(comm::wire::Completed));
+        break;
+      case comm::wire::Kind::local_task:  // its pointer is never followed here
+      case comm::wire::Kind::shutdown:
         break;
     }
   }

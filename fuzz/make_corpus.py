@@ -3,7 +3,7 @@
 
 bad-*: the malformed batches of issue 14 (each once read out of bounds,
 crashed or was accepted); they must be rejected. ok-*: well-formed batches of
-every kind; they must be accepted. tests/runtime/test_wire_check.cpp replays
+every kind; they must be accepted. tests/comm/test_wire_check.cpp replays
 both with GCC. Inputs found by fuzzing are added as crash-* (no verdict kept,
 they must only not crash). Layouts: src/comm/wire.h.
 """

@@ -6,7 +6,7 @@
 # build-fuzz/ (TASKGRID_FUZZ_BUILD_DIR) and runs from fuzz/corpus/batch. New
 # corpus entries go to build-fuzz/corpus (not the tree); a crash is written to
 # build-fuzz/crash-* and fails the script: keep it as fuzz/corpus/batch/crash-*
-# once fixed (tests/runtime/test_wire_check.cpp replays the corpus with GCC).
+# once fixed (tests/comm/test_wire_check.cpp replays the corpus with GCC).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)

@@ -12,39 +12,39 @@
 #include <vector>
 
 #include "comm/wire.h"
+#include "core/command_sink.h"
 #include "data/buffer_pool.h"
-#include "runtime/command_sink.h"
 
 namespace taskgrid::bench {
 
-class InstantSink final : public runtime::CommandSink {
+class InstantSink final : public core::CommandSink {
  public:
   explicit InstantSink(int rank) : rank_(rank) {
     // Room for the completions of many batches up front: the stand-in engine
     // should not allocate while the planner's own allocations are counted
-    // (tests/runtime/test_plan_allocations.cpp).
+    // (tests/plan/test_plan_allocations.cpp).
     completed_.reserve(4096);
     delivering_.reserve(4096);
   }
-  void set_listener(runtime::EngineListener* listener) { listener_ = listener; }
+  void set_listener(core::EngineListener* listener) { listener_ = listener; }
 
   std::vector<char> post(int dest, std::vector<char>&& batch) override {
     std::lock_guard lock(mutex_);  // the planner posts while an engine thread may deliver
     ++batches_;
     bytes_ += batch.size();
     if (dest != rank_) ++foreign_batches_;
-    wire::BatchReader reader(batch.data(), batch.size());
-    wire::Header header;
+    comm::wire::BatchReader reader(batch.data(), batch.size());
+    comm::wire::Header header;
     const char* payload = nullptr;
     while (reader.next(header, payload)) {
       ++commands_;
-      if (header.kind == wire::Kind::task) {
-        wire::Task task;
+      if (header.kind == comm::wire::Kind::task) {
+        comm::wire::Task task;
         std::memcpy(&task, payload, sizeof task);
         ++tasks_;
-        completed_.push_back(wire::Completed{task.task_id, 0, task.completion_key});
-      } else if (header.kind == wire::Kind::create) {
-        wire::Create create;
+        completed_.push_back(comm::wire::Completed{task.task_id, 0, task.completion_key});
+      } else if (header.kind == comm::wire::Kind::create) {
+        comm::wire::Create create;
         std::memcpy(&create, payload, sizeof create);
         data::release_buffer(create.buffer);
       }
@@ -75,10 +75,10 @@ class InstantSink final : public runtime::CommandSink {
 
  private:
   const int rank_;
-  runtime::EngineListener* listener_ = nullptr;
+  core::EngineListener* listener_ = nullptr;
   std::mutex mutex_;  // guards completed_ and the counts
-  std::vector<wire::Completed> completed_;
-  std::vector<wire::Completed> delivering_;
+  std::vector<comm::wire::Completed> completed_;
+  std::vector<comm::wire::Completed> delivering_;
   uint64_t batches_ = 0, foreign_batches_ = 0, commands_ = 0, tasks_ = 0, bytes_ = 0;
 };
 

@@ -17,14 +17,14 @@
 #include <vector>
 
 #include "bench/planner/instant_sink.h"
-#include "runtime/planner.h"
+#include "plan/planner.h"
 #include "taskgrid/taskgrid.hpp"
 
 namespace {
 
-using taskgrid::runtime::Planner;
-using taskgrid::runtime::PlannerConfig;
-using taskgrid::runtime::PlannerMode;
+using taskgrid::plan::Planner;
+using taskgrid::plan::PlannerConfig;
+using taskgrid::plan::PlannerMode;
 
 void empty_task(taskgrid::TaskContext&) {}
 TASKGRID_REGISTER(empty_task);

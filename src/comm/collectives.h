@@ -5,7 +5,7 @@
 // Why a seam of its own: these few calls are all the runtime needs of MPI
 // outside the transport, and with them behind an interface only src/comm/
 // includes <mpi.h> for them, and the divergence check, trace and options run
-// over the in-process loopback (comm/loopback_collectives.h) in unit tests.
+// over the in-process loopback (comm/loopback/collectives.h) in unit tests.
 //
 // Contract: every rank calls the same collectives in the same order, each
 // rank from one thread at a time (the runtime calls them from the program's

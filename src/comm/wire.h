@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-namespace taskgrid::wire {
+namespace taskgrid::comm::wire {
 
 enum class Kind : uint8_t {
   task = 1,            // planner -> engine: run a task (Task + accesses + args)
@@ -84,7 +84,7 @@ struct Create {
 };
 
 // A task for the planner's own rank, built by the engine's in-place builder
-// (runtime::CommandSink::local_task_builder): the record already holds what a
+// (core::CommandSink::local_task_builder): the record already holds what a
 // `task` command would carry, so nothing is encoded or decoded.
 struct LocalTask {
   void* record;
@@ -271,4 +271,4 @@ inline void read_ranks(const char* payload, size_t fixed, uint32_t count,
   if (count) std::memcpy(ranks.data(), payload + fixed, size_t{count} * sizeof(int32_t));
 }
 
-}  // namespace taskgrid::wire
+}  // namespace taskgrid::comm::wire

@@ -4,7 +4,7 @@
 
 #include "coll/broadcast.h"
 
-namespace taskgrid::wire {
+namespace taskgrid::comm::wire {
 namespace {
 
 bool in_job(int64_t rank, const Peer& peer) { return rank >= 0 && rank < peer.ranks; }
@@ -167,4 +167,4 @@ std::string describe(uint8_t kind, int source, const char* reason) {
   return "protocol error: " + command_name(kind, source) + ": " + reason;
 }
 
-}  // namespace taskgrid::wire
+}  // namespace taskgrid::comm::wire

@@ -15,7 +15,7 @@
 
 #include "comm/wire.h"
 
-namespace taskgrid::wire {
+namespace taskgrid::comm::wire {
 
 // No command may name data larger than this: 2^47 bytes (128 TiB) is the
 // whole user address space of x86-64 and AArch64 with 4-level page tables,
@@ -50,4 +50,4 @@ std::string command_name(uint8_t kind, int source);
 // path adds the rank that refused it).
 std::string describe(uint8_t kind, int source, const char* reason);
 
-}  // namespace taskgrid::wire
+}  // namespace taskgrid::comm::wire

@@ -2,9 +2,9 @@
 #include <memory>
 #include <string>
 
+#include "core/task_context_access.h"
 #include "device/backend.h"
 #include "device/emulated_backend.h"
-#include "engine/task_context_access.h"
 #include "taskgrid/device.hpp"
 
 namespace taskgrid {

@@ -1,17 +1,17 @@
 #include "engine/completion_batcher.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
-void CompletionBatcher::add(const wire::Completed& record) {
+void CompletionBatcher::add(const comm::wire::Completed& record) {
   if (transport_.rank() == head_rank_) {
     local_.push_back(record);
     return;
   }
   if (batch_.empty()) batch_since_ns_ = transport_.now_ns();
-  batch_.add(wire::Kind::completed, record);
+  batch_.add(comm::wire::Kind::completed, record);
 }
 
-void CompletionBatcher::flush(EngineListener* listener, bool force) {
+void CompletionBatcher::flush(core::EngineListener* listener, bool force) {
   if (!local_.empty()) {
     if (listener) listener->on_completed(local_.data(), local_.size());
     local_.clear();
@@ -26,4 +26,4 @@ void CompletionBatcher::flush(EngineListener* listener, bool force) {
   batch_.bytes() = {};
 }
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

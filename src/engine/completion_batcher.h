@@ -11,10 +11,10 @@
 
 #include "comm/transport.h"
 #include "comm/wire.h"
+#include "core/command_sink.h"
 #include "engine/engine_stats.h"
-#include "runtime/command_sink.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 class CompletionBatcher {
  public:
@@ -22,10 +22,10 @@ class CompletionBatcher {
       : transport_(transport), head_rank_(head_rank), stats_(stats) {}
 
   int head_rank() const { return head_rank_; }
-  void add(const wire::Completed& record);
+  void add(const comm::wire::Completed& record);
   // Hands local records to `listener` and sends the batch when it is due
   // (or at once with `force`).
-  void flush(EngineListener* listener, bool force);
+  void flush(core::EngineListener* listener, bool force);
   bool idle() const { return local_.empty() && batch_.empty(); }
   // Records waiting to be sent to another rank's head.
   bool has_batch() const { return !batch_.empty(); }
@@ -40,10 +40,10 @@ class CompletionBatcher {
   comm::Transport& transport_;
   const int head_rank_;
   EngineStats& stats_;
-  std::vector<wire::Completed> local_;  // this rank's, when it is the head
-  wire::BatchWriter batch_;
+  std::vector<comm::wire::Completed> local_;  // this rank's, when it is the head
+  comm::wire::BatchWriter batch_;
   uint64_t batch_since_ns_ = 0;
   uint64_t delay_ns_ = kDelayNs;
 };
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

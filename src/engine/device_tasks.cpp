@@ -5,12 +5,12 @@
 #include <exception>
 #include <utility>
 
-#include "engine/task_context_access.h"
+#include "core/task_context_access.h"
 #include "engine/transfer_cookie.h"
 #include "exec/running_task.h"
 #include "trace/trace.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 DeviceTasks::DeviceTasks(std::unique_ptr<device::Backend> backend, int max_streams,
                          bool direct_sends, comm::Transport& transport, VersionStore& versions,
                          EngineStats& stats, std::function<void(const std::string&)> fail)
@@ -528,4 +528,4 @@ void DeviceTasks::version_reclaimed(Version* version) {
   while (version->replicas) drop(version->replicas);
 }
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -41,7 +41,7 @@
 #include "engine/task_table.h"
 #include "engine/version_store.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 struct DeviceReplica {
   Version* version = nullptr;
@@ -206,4 +206,4 @@ class DeviceTasks final : public ReplicaOwner {
   uint64_t replica_bytes_ = 0;
 };
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -5,15 +5,15 @@
 #include <exception>
 #include <string>
 
-#include "engine/task_context_access.h"
+#include "core/failure.h"
+#include "core/task_context_access.h"
 #include "engine/transfer_cookie.h"
 #include "exec/running_task.h"
 #include "exec/task_channels.h"
 #include "exec/task_epilogue.h"
-#include "runtime/failure.h"
 #include "trace/trace.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 namespace {
 
 // A pass of the loop runs ready tasks until this many ran or this much time
@@ -64,7 +64,7 @@ Engine::~Engine() {
   if (workers_) workers_->stop();
 }
 
-void Engine::fail(const std::string& message) { fail_job(rank(), message); }
+void Engine::fail(const std::string& message) { core::fail_job(rank(), message); }
 
 void Engine::set_devices(std::unique_ptr<device::Backend> backend, int max_streams,
                          bool direct_sends) {
@@ -119,7 +119,7 @@ void Engine::version_ready(Version* version) {
         send_version(version, waiter.dest, waiter.tag);
         break;
       case VersionWaiter::Kind::fetch:
-        copy_to_host(version, drop_fetch(static_cast<wire::Fetch*>(waiter.object)));
+        copy_to_host(version, drop_fetch(static_cast<comm::wire::Fetch*>(waiter.object)));
         break;
       case VersionWaiter::Kind::tree_broadcast:
         trees_.version_present(waiter.object);
@@ -155,15 +155,16 @@ void Engine::wait_on_host(Version* version, const VersionWaiter& waiter) {
   if (version->on_device) devices_->write_back(version);  // nothing if ready or under way
 }
 
-wire::Fetch* Engine::keep_fetch(const wire::Fetch& fetch) {
-  fetches_.push_back(std::make_unique<wire::Fetch>(fetch));
+comm::wire::Fetch* Engine::keep_fetch(const comm::wire::Fetch& fetch) {
+  fetches_.push_back(std::make_unique<comm::wire::Fetch>(fetch));
   return fetches_.back().get();
 }
 
-wire::Fetch Engine::drop_fetch(const wire::Fetch* fetch) {
-  auto it = std::find_if(fetches_.begin(), fetches_.end(),
-                         [&](const std::unique_ptr<wire::Fetch>& f) { return f.get() == fetch; });
-  const wire::Fetch copy = **it;
+comm::wire::Fetch Engine::drop_fetch(const comm::wire::Fetch* fetch) {
+  auto it =
+      std::find_if(fetches_.begin(), fetches_.end(),
+                   [&](const std::unique_ptr<comm::wire::Fetch>& f) { return f.get() == fetch; });
+  const comm::wire::Fetch copy = **it;
   fetches_.erase(it);
   return copy;
 }
@@ -187,7 +188,7 @@ void Engine::count_send(const Version* version, int dest) {
   }
 }
 
-void Engine::copy_to_host(Version* version, const wire::Fetch& fetch) {
+void Engine::copy_to_host(Version* version, const comm::wire::Fetch& fetch) {
   if (fetch.bytes) std::memcpy(fetch.host, version->data, fetch.bytes);
   if (listener_) listener_->on_fetched(version->id);
   release_use(version);
@@ -266,9 +267,9 @@ void Engine::execute(Task* task) {
     task->function->function(context);
     exec::run_task_epilogue();
   } catch (const std::exception& error) {
-    fail_job(rank(), describe(*task) + " failed: " + error.what());
+    core::fail_job(rank(), describe(*task) + " failed: " + error.what());
   } catch (...) {
-    fail_job(rank(), describe(*task) + " failed with an unknown exception");
+    core::fail_job(rank(), describe(*task) + " failed with an unknown exception");
   }
   if (!timed) {
     task->duration_ns = 0;
@@ -348,7 +349,7 @@ void Engine::transfer_done(uint64_t cookie) {
       if (Version* version = devices_->sent(cookie)) release_use(version);
       break;
     case kFetch: {
-      const wire::Fetch fetch = drop_fetch(cookie_object<wire::Fetch>(cookie));
+      const comm::wire::Fetch fetch = drop_fetch(cookie_object<comm::wire::Fetch>(cookie));
       if (trace::enabled()) trace::receive_done(trace::Arrival::fetch, fetch.version);
       if (listener_) listener_->on_fetched(fetch.version);
       break;
@@ -547,4 +548,4 @@ void Engine::run() {
   if (workers_) workers_->stop();
 }
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -32,6 +32,7 @@
 #include "comm/idle_backoff.h"
 #include "comm/transport.h"
 #include "comm/wire.h"
+#include "core/command_sink.h"
 #include "engine/completion_batcher.h"
 #include "engine/device_tasks.h"
 #include "engine/engine_stats.h"
@@ -41,15 +42,14 @@
 #include "engine/tree_broadcaster.h"
 #include "engine/version_store.h"
 #include "exec/worker_pool.h"
-#include "runtime/command_sink.h"
 
 namespace taskgrid::exec {
 class TaskChannels;
 }
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
-class Engine final : public CommandSink, private VersionEvents {
+class Engine final : public core::CommandSink, private VersionEvents {
  public:
   // `threads` task-running threads: the driving thread plus threads-1
   // workers. `channels`: task-aware communication (nullptr: none).
@@ -60,7 +60,7 @@ class Engine final : public CommandSink, private VersionEvents {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  void set_listener(EngineListener* listener) { listener_ = listener; }
+  void set_listener(core::EngineListener* listener) { listener_ = listener; }
   // Measure every task's duration (for a cost model); off, tasks are only
   // timed when tracing. Clock reads are a visible share of a tiny task.
   void set_timing(bool timing) { timing_ = timing; }
@@ -86,7 +86,7 @@ class Engine final : public CommandSink, private VersionEvents {
   bool drive_until(const std::function<bool()>& done) override;
   void help() override;
   comm::Blocking& blocking() override { return transport_.blocking(); }
-  LocalTaskBuilder* local_task_builder() override { return &in_place_; }
+  core::LocalTaskBuilder* local_task_builder() override { return &in_place_; }
 
   // Runs the loop on the calling thread (the engine thread) until a shutdown
   // command was applied and everything in flight has completed.
@@ -125,10 +125,10 @@ class Engine final : public CommandSink, private VersionEvents {
   // A task record filled (from a command, or in place by the planner): binds
   // its channel and its versions, and readies it when its inputs are present.
   void link_task(Task* task);
-  void apply_send(const wire::Send& send);
+  void apply_send(const comm::wire::Send& send);
   void apply_retire(uint64_t version);
-  void apply_create(const wire::Create& create);
-  void apply_fetch(const wire::Fetch& fetch);
+  void apply_create(const comm::wire::Create& create);
+  void apply_fetch(const comm::wire::Fetch& fetch);
   // Ends the job: the command being applied contradicts this rank's state.
   [[noreturn]] void protocol_error(const std::string& reason);
   // Versions.
@@ -143,9 +143,9 @@ class Engine final : public CommandSink, private VersionEvents {
   // The same for a version only on a device (DeviceTasks::send).
   void send_from_device(Version* version, int dest, int tag);
   void count_send(const Version* version, int dest);  // stats and trace
-  void copy_to_host(Version* version, const wire::Fetch& fetch);
-  wire::Fetch* keep_fetch(const wire::Fetch& fetch);
-  wire::Fetch drop_fetch(const wire::Fetch* fetch);
+  void copy_to_host(Version* version, const comm::wire::Fetch& fetch);
+  comm::wire::Fetch* keep_fetch(const comm::wire::Fetch& fetch);
+  comm::wire::Fetch drop_fetch(const comm::wire::Fetch* fetch);
   // Tasks.
   void make_ready(Task* task);
   // Ends the job: `task` needs a device and this rank has none.
@@ -165,11 +165,11 @@ class Engine final : public CommandSink, private VersionEvents {
   bool run_ready_tasks();
 
   comm::Transport& transport_;
-  EngineListener* listener_ = nullptr;
+  core::EngineListener* listener_ = nullptr;
   bool timing_ = true;
   bool shutdown_requested_ = false;
   // The command apply_batch is applying and its batch's sender, for messages.
-  wire::Kind applying_kind_ = wire::Kind::task;
+  comm::wire::Kind applying_kind_ = comm::wire::Kind::task;
   int applying_source_ = -1;
   bool program_drives_ = true;
   EngineStats stats_;
@@ -217,10 +217,10 @@ class Engine final : public CommandSink, private VersionEvents {
   std::vector<void*> channel_done_;
   std::vector<uint64_t> transfers_done_;
   std::vector<char> control_in_;
-  std::vector<wire::Completed> completed_remote_;
+  std::vector<comm::wire::Completed> completed_remote_;
   // Fetches in progress (rare: the program waits for each): received
   // straight into the program's buffer, or waiting for a local version.
-  std::vector<std::unique_ptr<wire::Fetch>> fetches_;
+  std::vector<std::unique_ptr<comm::wire::Fetch>> fetches_;
 };
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -7,13 +7,13 @@
 #include <string>
 
 #include "comm/wire_check.h"
+#include "core/function_registry.h"
 #include "engine/engine.h"
 #include "engine/transfer_cookie.h"
 #include "exec/task_channels.h"
-#include "runtime/function_registry.h"
 #include "trace/trace.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 void Engine::apply_batch(const char* data, size_t bytes, int source) {
   // Nothing of a batch from another process is applied before all of it was
@@ -23,51 +23,51 @@ void Engine::apply_batch(const char* data, size_t bytes, int source) {
   // the process's memory: checking it cost ~175 instructions per task, the
   // whole of spmd mode's traffic.
   if (source != rank()) {
-    const wire::Peer peer{rank(), transport_.size(), completions_.head_rank(), source};
-    if (const wire::Rejection bad = wire::check_batch(data, bytes, peer))
-      fail(wire::describe(bad.kind, source, bad.reason));
+    const comm::wire::Peer peer{rank(), transport_.size(), completions_.head_rank(), source};
+    if (const comm::wire::Rejection bad = comm::wire::check_batch(data, bytes, peer))
+      fail(comm::wire::describe(bad.kind, source, bad.reason));
   }
-  wire::BatchReader reader(data, bytes);
-  wire::Header header;
+  comm::wire::BatchReader reader(data, bytes);
+  comm::wire::Header header;
   const char* payload = nullptr;
   applying_source_ = source;
   try {
     while (reader.next(header, payload)) {
       applying_kind_ = header.kind;
       switch (header.kind) {
-        case wire::Kind::task:
+        case comm::wire::Kind::task:
           apply_task(payload);
           break;
-        case wire::Kind::local_task:
+        case comm::wire::Kind::local_task:
           stats_.tasks_built_in_place += 1;
-          link_task(static_cast<Task*>(wire::read<wire::LocalTask>(payload).record));
+          link_task(static_cast<Task*>(comm::wire::read<comm::wire::LocalTask>(payload).record));
           break;
-        case wire::Kind::send:
-          apply_send(wire::read<wire::Send>(payload));
+        case comm::wire::Kind::send:
+          apply_send(comm::wire::read<comm::wire::Send>(payload));
           break;
-        case wire::Kind::retire:
-          apply_retire(wire::read<wire::Retire>(payload).version);
+        case comm::wire::Kind::retire:
+          apply_retire(comm::wire::read<comm::wire::Retire>(payload).version);
           break;
-        case wire::Kind::create:
-          apply_create(wire::read<wire::Create>(payload));
+        case comm::wire::Kind::create:
+          apply_create(comm::wire::read<comm::wire::Create>(payload));
           break;
-        case wire::Kind::fetch:
-          apply_fetch(wire::read<wire::Fetch>(payload));
+        case comm::wire::Kind::fetch:
+          apply_fetch(comm::wire::read<comm::wire::Fetch>(payload));
           break;
-        case wire::Kind::broadcast:
-        case wire::Kind::route:
-          trees_.apply(payload, source, header.kind == wire::Kind::broadcast);
+        case comm::wire::Kind::broadcast:
+        case comm::wire::Kind::route:
+          trees_.apply(payload, source, header.kind == comm::wire::Kind::broadcast);
           break;
-        case wire::Kind::mpi_broadcast:
+        case comm::wire::Kind::mpi_broadcast:
           groups_.apply(payload, source);
           break;
-        case wire::Kind::shutdown:
+        case comm::wire::Kind::shutdown:
           shutdown_requested_ = true;
           break;
-        case wire::Kind::completed: {
-          const size_t count = header.bytes / sizeof(wire::Completed);
+        case comm::wire::Kind::completed: {
+          const size_t count = header.bytes / sizeof(comm::wire::Completed);
           completed_remote_.resize(count);
-          std::memcpy(completed_remote_.data(), payload, count * sizeof(wire::Completed));
+          std::memcpy(completed_remote_.data(), payload, count * sizeof(comm::wire::Completed));
           if (listener_) listener_->on_completed(completed_remote_.data(), count);
           break;
         }
@@ -76,8 +76,8 @@ void Engine::apply_batch(const char* data, size_t bytes, int source) {
   } catch (const std::exception& error) {
     // A buffer a command asks for may not exist (bad_alloc), a transport may
     // refuse a transfer: either ends the job here, saying which command.
-    fail("applying " + wire::command_name(static_cast<uint8_t>(applying_kind_), source) + ": " +
-         error.what());
+    fail("applying " + comm::wire::command_name(static_cast<uint8_t>(applying_kind_), source) +
+         ": " + error.what());
   }
   // Tasks made ready by this batch start only now, after the retirements in
   // it are known (that lets an inout task reuse its input buffer).
@@ -85,13 +85,14 @@ void Engine::apply_batch(const char* data, size_t bytes, int source) {
 }
 
 void Engine::protocol_error(const std::string& reason) {
-  fail(wire::describe(static_cast<uint8_t>(applying_kind_), applying_source_, reason.c_str()));
+  fail(
+      comm::wire::describe(static_cast<uint8_t>(applying_kind_), applying_source_, reason.c_str()));
 }
 
 void Engine::apply_task(const char* payload) {
   // check_batch verified that the accesses, arguments and name fill the payload.
-  const wire::TaskView view = wire::read_task(payload);
-  const wire::Task& header = view.task;
+  const comm::wire::TaskView view = comm::wire::read_task(payload);
+  const comm::wire::Task& header = view.task;
   Task* task = tasks_.acquire();
   if (!fill_task(*task, header, view.args, view.name, header.name_bytes, tasks_.functions(),
                  tasks_.names())) {
@@ -103,7 +104,7 @@ void Engine::apply_task(const char* payload) {
   const size_t count = header.num_accesses;
   task->accesses.resize(count);
   // The batch is a byte stream: its records need not be aligned.
-  if (count) std::memcpy(task->accesses.data(), view.accesses, count * sizeof(wire::Access));
+  if (count) std::memcpy(task->accesses.data(), view.accesses, count * sizeof(comm::wire::Access));
   link_task(task);
 }
 
@@ -117,16 +118,16 @@ void Engine::link_task(Task* task) {
   }
   const size_t count = task->accesses.size();
   task->linked.resize(count);
-  const wire::Access* accesses = task->accesses.data();
+  const comm::wire::Access* accesses = task->accesses.data();
   Task::Linked* linked = task->linked.data();
   for (size_t i = 0; i < count; ++i) {
     Task::Linked& slot = linked[i];
     slot.input = nullptr;
     slot.output = nullptr;
-    const wire::Access& access = accesses[i];
+    const comm::wire::Access& access = accesses[i];
     if (access.in_version) {
       Version* input = versions_.find(access.in_version);
-      if (!input && access.source == wire::kSourceBroadcast) {
+      if (!input && access.source == comm::wire::kSourceBroadcast) {
         // Arrives by a broadcast: the route (from whichever rank forwards it
         // here) may come before or after this task.
         input = versions_.expect(access.in_version, access.bytes);
@@ -169,7 +170,7 @@ void Engine::link_task(Task* task) {
   if (task->waiting == 0) newly_ready_.push_back(task);
 }
 
-void Engine::apply_send(const wire::Send& send) {
+void Engine::apply_send(const comm::wire::Send& send) {
   Version* version = find_or_fail(send.version, "send");
   version->uses += 1;
   if (version->ready) {
@@ -188,13 +189,13 @@ void Engine::apply_retire(uint64_t id) {
   release_use(version);
 }
 
-void Engine::apply_create(const wire::Create& create) {
+void Engine::apply_create(const comm::wire::Create& create) {
   Version* version = create_or_fail(create.version, create.bytes);
   versions_.give_buffer(version, create.buffer);
   version_ready(version);
 }
 
-void Engine::apply_fetch(const wire::Fetch& fetch) {
+void Engine::apply_fetch(const comm::wire::Fetch& fetch) {
   if (fetch.source >= 0) {
     transport_.receive_data(fetch.source, fetch.tag, fetch.host, fetch.bytes,
                             make_cookie(keep_fetch(fetch), kFetch));
@@ -215,4 +216,4 @@ void Engine::apply_fetch(const wire::Fetch& fetch) {
   }
 }
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

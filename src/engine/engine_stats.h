@@ -3,11 +3,11 @@
 
 #include <cstdint>
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 struct EngineStats {
   uint64_t tasks_executed = 0;
-  uint64_t tasks_built_in_place = 0;  // by this process's planner (wire::LocalTask)
+  uint64_t tasks_built_in_place = 0;  // by this process's planner (comm::wire::LocalTask)
   uint64_t task_ns = 0;
   uint64_t data_messages_sent = 0;
   uint64_t data_bytes_sent = 0;
@@ -51,4 +51,4 @@ struct EngineStats {
   uint64_t pool_idle_bytes = 0;
 };
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -10,7 +10,7 @@
 #include "engine/tree_broadcaster.h"
 #include "trace/trace.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 int GroupBroadcaster::create(const std::vector<int32_t>& members, int tag) {
   int group = 0;
@@ -28,12 +28,12 @@ void GroupBroadcaster::prepare(const std::vector<int32_t>& members, int tag) {
 }
 
 void GroupBroadcaster::apply(const char* payload, int source) {
-  const auto command = wire::read<wire::MpiBroadcast>(payload);
+  const auto command = comm::wire::read<comm::wire::MpiBroadcast>(payload);
   std::vector<int32_t> members;
-  wire::read_ranks(payload, sizeof command, command.count, members);
+  comm::wire::read_ranks(payload, sizeof command, command.count, members);
   const auto refuse = [&](const std::string& reason) {
-    events_.fail(
-        wire::describe(static_cast<uint8_t>(wire::Kind::mpi_broadcast), source, reason.c_str()));
+    events_.fail(comm::wire::describe(static_cast<uint8_t>(comm::wire::Kind::mpi_broadcast), source,
+                                      reason.c_str()));
   };
   const int rank = transport_.rank();
   auto broadcast = std::make_unique<Broadcast>();
@@ -153,4 +153,4 @@ void GroupBroadcaster::chunk_done(uint64_t cookie) {
   post();
 }
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

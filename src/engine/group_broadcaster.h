@@ -25,7 +25,7 @@
 #include "engine/engine_stats.h"
 #include "engine/version_store.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 class GroupBroadcaster {
  public:
@@ -38,7 +38,7 @@ class GroupBroadcaster {
   // Creates the group of `members` now (any thread; blocking, collective).
   void prepare(const std::vector<int32_t>& members, int tag);
 
-  // An `mpi_broadcast` command from `source` (wire::check_batch accepted it).
+  // An `mpi_broadcast` command from `source` (comm::wire::check_batch accepted it).
   void apply(const char* payload, int source);
   // Posts what may be posted (a root's data arrived, a group appeared).
   void post();
@@ -81,4 +81,4 @@ class GroupBroadcaster {
   size_t groups_missing_ = 0;  // queues with broadcasts and no group yet
 };
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -5,10 +5,10 @@
 #include <stdexcept>
 #include <string>
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
-LocalTaskBuilder::Slot InPlaceTasks::open(const wire::Task& task, const void* args,
-                                          const char* name) {
+core::LocalTaskBuilder::Slot InPlaceTasks::open(const comm::wire::Task& task, const void* args,
+                                                const char* name) {
   if (!records_.has_free()) {
     std::lock_guard lock(lock_);
     records_.release_all(handed_over_);
@@ -35,4 +35,4 @@ void InPlaceTasks::hand_over() {
   returned_.clear();
 }
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -1,6 +1,6 @@
 // InPlaceTasks: the engine's LocalTaskBuilder. The planner in this process
 // builds the tasks of its own rank straight in Task records from here (under
-// its lock) and hands their addresses over in wire::LocalTask commands,
+// its lock) and hands their addresses over in comm::wire::LocalTask commands,
 // instead of encoding task commands the engine would decode into its own
 // records: that is the whole of spmd mode's tasks, and the head's own in
 // cluster mode.
@@ -17,19 +17,19 @@
 
 #include "comm/blocking.h"
 #include "comm/futex_lock.h"
+#include "core/command_sink.h"
 #include "data/record_pool.h"
 #include "engine/task_table.h"
-#include "runtime/command_sink.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
-class InPlaceTasks final : public LocalTaskBuilder {
+class InPlaceTasks final : public core::LocalTaskBuilder {
  public:
   explicit InPlaceTasks(comm::Blocking& blocking) : lock_(blocking) {}
 
   // LocalTaskBuilder (the planner's thread). Throws std::logic_error for a
   // function not registered in this process (the planner checks first).
-  Slot open(const wire::Task& task, const void* args, const char* name) override;
+  Slot open(const comm::wire::Task& task, const void* args, const char* name) override;
 
   // The driving thread: a finished task's record, to be built again.
   void give_back(Task* task) { returned_.push_back(task); }
@@ -52,4 +52,4 @@ class InPlaceTasks final : public LocalTaskBuilder {
   std::vector<Task*> returned_;
 };
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -1,6 +1,6 @@
 #include "engine/task_table.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 void TaskTable::reserve_typical(Task& task) {
   // A new record gets room for a typical task at once: its vectors would
@@ -23,7 +23,7 @@ const char* TaskNames::intern_other(const char* name, size_t bytes) {
   return last_;
 }
 
-bool fill_task(Task& task, const wire::Task& header, const void* args, const char* name,
+bool fill_task(Task& task, const comm::wire::Task& header, const void* args, const char* name,
                size_t name_bytes, FunctionCache& functions, TaskNames& names) {
   task.function = functions.find(header.function);
   if (!task.function) return false;
@@ -44,4 +44,4 @@ std::string describe(const Task& task) {
   return "task '" + std::string(task.name) + "' (id " + std::to_string(task.id) + ")";
 }
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

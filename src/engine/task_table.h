@@ -15,29 +15,29 @@
 #include <vector>
 
 #include "comm/wire.h"
+#include "core/function_registry.h"
+#include "core/task_context_access.h"
 #include "data/record_pool.h"
-#include "engine/task_context_access.h"
 #include "exec/ready_queue.h"
-#include "runtime/function_registry.h"
 #include "taskgrid/taskgrid.hpp"
 
 namespace taskgrid::exec {
 struct ChannelTask;
 }
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 struct Version;
 
 struct Task {
   uint64_t id = 0;
-  uint64_t completion_key = 0;  // wire::Task::completion_key
+  uint64_t completion_key = 0;  // comm::wire::Task::completion_key
   const detail::RegisteredFunction* function = nullptr;
   uint32_t waiting = 0;  // inputs not yet present
   // Per access: what the command says (contiguous: a planner in this
   // process writes them in place, see InPlaceTasks), and the versions it
   // reads and writes (nullptr when it does not).
-  std::vector<wire::Access> accesses;
+  std::vector<comm::wire::Access> accesses;
   struct Linked {
     Version* input;
     Version* output;
@@ -47,8 +47,8 @@ struct Task {
   std::vector<char> args;
   const char* name = nullptr;  // interned: the option's name or the function's
   int channel = -1;
-  int priority = 0;                           // TaskOptions::priority (exec::ReadyQueue)
-  int device = -1;                            // wire::Task::device (-1: any device, -2: on a CPU)
+  int priority = 0;  // TaskOptions::priority (exec::ReadyQueue)
+  int device = -1;   // comm::wire::Task::device (-1: any device, -2: on a CPU)
   exec::ChannelTask* channel_task = nullptr;  // task-aware communication state
   uint64_t duration_ns = 0;
   bool in_place = false;  // built by InPlaceTasks, which takes it back
@@ -99,7 +99,7 @@ class TaskNames {
 // `header`'s fields, a copy of its arguments, its name (name_bytes 0: the
 // function's). False, leaving the record unfinished, when `header.function`
 // is not registered in this process.
-bool fill_task(Task& task, const wire::Task& header, const void* args, const char* name,
+bool fill_task(Task& task, const comm::wire::Task& header, const void* args, const char* name,
                size_t name_bytes, FunctionCache& functions, TaskNames& names);
 
 class TaskTable {
@@ -133,4 +133,4 @@ class TaskTable {
   TaskNames names_;
 };
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 enum CookieKind : uint64_t {
   kReceive = 0,      // a Version received point to point
@@ -25,4 +25,4 @@ T* cookie_object(uint64_t cookie) {
   return reinterpret_cast<T*>(cookie & ~uint64_t{7});
 }
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -9,7 +9,7 @@
 #include "engine/transfer_cookie.h"
 #include "trace/trace.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 // A transport may interleave the messages it has in flight on one link (UCX
 // over TCP does), so that each completes only when all of them have, and a
@@ -22,15 +22,15 @@ uint32_t chunk_window(size_t chunk_bytes) {
       std::clamp<size_t>(kInFlightBytes / std::max<size_t>(1, chunk_bytes), 2, 8));
 }
 
-// A `broadcast` (root) or `route` command; wire::check_batch accepted it.
+// A `broadcast` (root) or `route` command; comm::wire::check_batch accepted it.
 void TreeBroadcaster::apply(const char* payload, int source, bool root) {
-  const auto route = wire::read<wire::Route>(payload);
+  const auto route = comm::wire::read<comm::wire::Route>(payload);
   std::vector<int32_t> forward;
-  wire::read_ranks(payload, sizeof route, route.count, forward);
+  comm::wire::read_ranks(payload, sizeof route, route.count, forward);
   const auto refuse = [&](const std::string& reason) {
-    events_.fail(
-        wire::describe(static_cast<uint8_t>(root ? wire::Kind::broadcast : wire::Kind::route),
-                       source, reason.c_str()));
+    events_.fail(comm::wire::describe(
+        static_cast<uint8_t>(root ? comm::wire::Kind::broadcast : comm::wire::Kind::route), source,
+        reason.c_str()));
   };
   auto owned = std::make_unique<Broadcast>();
   Broadcast* broadcast = owned.get();
@@ -86,16 +86,17 @@ void TreeBroadcaster::version_present(void* broadcast) {
 }
 
 void TreeBroadcaster::send_route(const Broadcast& broadcast, const Child& child) {
-  const wire::Route route{broadcast.version->id,
-                          broadcast.version->bytes,
-                          broadcast.chunk_bytes,
-                          broadcast.tag,
-                          static_cast<uint32_t>(child.forward.size()),
-                          static_cast<uint8_t>(broadcast.shape),
-                          static_cast<uint8_t>(broadcast.forward_each_chunk),
-                          {}};
-  wire::BatchWriter batch;
-  batch.add(wire::Kind::route, route, child.forward.data(), child.forward.size() * sizeof(int32_t));
+  const comm::wire::Route route{broadcast.version->id,
+                                broadcast.version->bytes,
+                                broadcast.chunk_bytes,
+                                broadcast.tag,
+                                static_cast<uint32_t>(child.forward.size()),
+                                static_cast<uint8_t>(broadcast.shape),
+                                static_cast<uint8_t>(broadcast.forward_each_chunk),
+                                {}};
+  comm::wire::BatchWriter batch;
+  batch.add(comm::wire::Kind::route, route, child.forward.data(),
+            child.forward.size() * sizeof(int32_t));
   stats_.control_messages_sent += 1;
   stats_.control_bytes_sent += batch.size();
   transport_.send_control(child.rank, std::move(batch.bytes()));
@@ -179,4 +180,4 @@ void TreeBroadcaster::chunk_done(uint64_t cookie) {
   events_.version_released(version);
 }
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

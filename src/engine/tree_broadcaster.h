@@ -22,7 +22,7 @@
 #include "engine/engine_stats.h"
 #include "engine/version_store.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 // Chunks in flight per receive and per child (shared with the group
 // broadcasts): two at least, so that the link stays busy while the engine
@@ -84,4 +84,4 @@ class TreeBroadcaster {
   std::vector<coll::Child> split_;  // reused
 };
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

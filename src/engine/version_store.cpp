@@ -1,6 +1,6 @@
 #include "engine/version_store.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 VersionStore::~VersionStore() {
   by_id_.for_each([](uint64_t, Version* version) {
@@ -47,4 +47,4 @@ void VersionStore::reclaim(Version* version) {
   reclaimed_ += 1;
 }
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

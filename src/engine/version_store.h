@@ -19,7 +19,7 @@
 #include "data/flat_id_map.h"
 #include "data/record_pool.h"
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 // Something to do once a version is present.
 struct VersionWaiter {
@@ -118,9 +118,9 @@ class VersionStore {
   uint64_t peak_held_bytes_ = 0;
 };
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine
 
-namespace taskgrid::runtime {
+namespace taskgrid::engine {
 
 // What the engine's parts ask of the engine about versions.
 class VersionEvents {
@@ -137,4 +137,4 @@ class VersionEvents {
   [[noreturn]] virtual void fail(const std::string& message) = 0;
 };
 
-}  // namespace taskgrid::runtime
+}  // namespace taskgrid::engine

@@ -1,18 +1,18 @@
 // The PGAS C API (include/taskgrid/pgas.h) over the C++ API. Handles are the
-// same bits as their C++ counterparts; errors go through c_status::guarded.
+// same bits as their C++ counterparts; errors go through core::c_status::guarded.
 #include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
 
+#include "core/c_status.h"
 #include "pgas/state.h"
-#include "runtime/c_status.h"
 #include "taskgrid/pgas.h"
 #include "taskgrid/pgas.hpp"
 
 namespace pgas = taskgrid::pgas;
-using taskgrid::c_status::fail;
-using taskgrid::c_status::guarded;
+using taskgrid::core::c_status::fail;
+using taskgrid::core::c_status::guarded;
 
 namespace {
 

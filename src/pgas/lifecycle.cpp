@@ -8,7 +8,7 @@
 #include <numeric>
 #include <string>
 
-#include "comm/mpi_backend.h"
+#include "comm/mpi/backend.h"
 #include "exec/task_epilogue.h"
 #include "pgas/state.h"
 
@@ -150,7 +150,7 @@ void init(int* argc, char*** argv, size_t segment_bytes) {
     throw Error("pgas::init: a segment of " + std::to_string(s->segment_bytes) +
                 " bytes is smaller than its 64-byte header");
 
-  const comm::MpiStart start = comm::start_mpi(argc, argv);
+  const comm::mpi::MpiStart start = comm::mpi::start_mpi(argc, argv);
   s->initialized_mpi = start.started_here;
   const int provided = start.thread_level;
   MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);

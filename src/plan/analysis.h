@@ -30,7 +30,7 @@ struct AnalysisConfig {
   int rank = 0;  // this planner's rank
   int ranks = 1;
   int threads_per_rank = 1;
-  std::string scheduler = "heft";  // cluster mode only
+  sched::Scheduler scheduler = sched::Scheduler::heft;  // cluster mode only
   double latency_seconds = 5e-6;
   double bandwidth_bytes_per_second = 5e9;
   sched::DeviceSlots devices;  // cluster mode: heft places tasks on them too
@@ -64,7 +64,7 @@ class Analysis {
   // Places the task resolved last: the rank hint, else the policy (cluster)
   // or its owner (spmd). `task_id` places a task without data. `has_cpu`
   // and `has_device`: the function's implementations. placed_device() is
-  // then the task's wire::Task::device.
+  // then the task's comm::wire::Task::device.
   int place(uint32_t function, const TaskOptions& options, uint64_t task_id, bool has_cpu = true,
             bool has_device = false);
   int placed_device() const { return placed_device_; }

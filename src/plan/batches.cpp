@@ -8,7 +8,7 @@
 
 namespace taskgrid::plan {
 
-CommandBatches::CommandBatches(runtime::CommandSink& sink, int ranks, int only_rank,
+CommandBatches::CommandBatches(core::CommandSink& sink, int ranks, int only_rank,
                                size_t flush_bytes)
     : sink_(sink),
       only_rank_(only_rank),
@@ -18,18 +18,18 @@ CommandBatches::CommandBatches(runtime::CommandSink& sink, int ranks, int only_r
   open_.reserve(batches_.size());
 }
 
-void CommandBuffer::add_task(const wire::Task& task, const wire::Access* accesses, const void* args,
-                             const char* name) {
+void CommandBuffer::add_task(const comm::wire::Task& task, const comm::wire::Access* accesses,
+                             const void* args, const char* name) {
   const size_t at = add_task_without_accesses(task, args, name);
   if (task.num_accesses)
-    std::memcpy(bytes_.data() + at, accesses, task.num_accesses * sizeof(wire::Access));
+    std::memcpy(bytes_.data() + at, accesses, task.num_accesses * sizeof(comm::wire::Access));
 }
 
-size_t CommandBuffer::add_task_without_accesses(const wire::Task& task, const void* args,
+size_t CommandBuffer::add_task_without_accesses(const comm::wire::Task& task, const void* args,
                                                 const char* name) {
-  const size_t access_bytes = task.num_accesses * sizeof(wire::Access);
+  const size_t access_bytes = task.num_accesses * sizeof(comm::wire::Access);
   const size_t body = sizeof task + access_bytes + task.args_bytes + task.name_bytes;
-  const wire::Header header{wire::Kind::task, {}, static_cast<uint32_t>(body)};
+  const comm::wire::Header header{comm::wire::Kind::task, {}, static_cast<uint32_t>(body)};
   char* out = extend(sizeof header + body);
   std::memcpy(out, &header, sizeof header);
   out += sizeof header;

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "comm/wire.h"
-#include "runtime/command_sink.h"
+#include "core/command_sink.h"
 
 namespace taskgrid::plan {
 
-// One rank's batch being built: the bytes wire::BatchWriter writes (the wire
+// One rank's batch being built: the bytes comm::wire::BatchWriter writes (the wire
 // format), each command's room taken at once and its pieces copied in. The
 // vector grows (zero-filled) kGrowBytes at a time, not per command: a resize
 // per command, an out-of-line call and a small memset, cost about 70
@@ -30,22 +30,24 @@ class CommandBuffer {
   const char* data() const { return bytes_.data(); }
 
   template <typename T>
-  void add(wire::Kind kind, const T& body, const void* extra = nullptr, size_t extra_bytes = 0) {
-    const wire::Header header{kind, {}, static_cast<uint32_t>(sizeof(T) + extra_bytes)};
+  void add(comm::wire::Kind kind, const T& body, const void* extra = nullptr,
+           size_t extra_bytes = 0) {
+    const comm::wire::Header header{kind, {}, static_cast<uint32_t>(sizeof(T) + extra_bytes)};
     char* out = extend(sizeof header + sizeof(T) + extra_bytes);
     std::memcpy(out, &header, sizeof header);
     std::memcpy(out + sizeof header, &body, sizeof(T));
     if (extra_bytes) std::memcpy(out + sizeof header + sizeof(T), extra, extra_bytes);
   }
   // A task: header, Task, accesses, args, name.
-  void add_task(const wire::Task& task, const wire::Access* accesses, const void* args,
+  void add_task(const comm::wire::Task& task, const comm::wire::Access* accesses, const void* args,
                 const char* name);
   // A task whose task.num_accesses accesses the caller writes afterwards with
   // set_access(returned offset, i, access), before anything else is added to
   // this buffer: the planner fills them in as it routes the inputs, without
   // building them elsewhere first.
-  size_t add_task_without_accesses(const wire::Task& task, const void* args, const char* name);
-  void set_access(size_t task_offset, size_t i, const wire::Access& access) {
+  size_t add_task_without_accesses(const comm::wire::Task& task, const void* args,
+                                   const char* name);
+  void set_access(size_t task_offset, size_t i, const comm::wire::Access& access) {
     std::memcpy(bytes_.data() + task_offset + i * sizeof access, &access, sizeof access);
   }
   // The batch for the sink, which takes its buffer.
@@ -76,7 +78,7 @@ class CommandBuffer {
 class CommandBatches {
  public:
   // `only_rank` >= 0: batches for that rank only (spmd); -1: for all `ranks`.
-  CommandBatches(runtime::CommandSink& sink, int ranks, int only_rank, size_t flush_bytes);
+  CommandBatches(core::CommandSink& sink, int ranks, int only_rank, size_t flush_bytes);
 
   // Commands for `rank` are built only where they will run.
   bool emits_for(int rank) const { return only_rank_ < 0 || rank == only_rank_; }
@@ -90,8 +92,8 @@ class CommandBatches {
     }
     return batch.buffer;
   }
-  void add_task(int rank, const wire::Task& task, const wire::Access* accesses, const void* args,
-                const char* name) {
+  void add_task(int rank, const comm::wire::Task& task, const comm::wire::Access* accesses,
+                const void* args, const char* name) {
     to(rank).add_task(task, accesses, args, name);
   }
 
@@ -121,7 +123,7 @@ class CommandBatches {
   int rank_of(size_t index) const { return only_rank_ < 0 ? static_cast<int>(index) : only_rank_; }
   void flush_index(size_t index);
 
-  runtime::CommandSink& sink_;
+  core::CommandSink& sink_;
   const int only_rank_;
   const size_t flush_bytes_;
   std::vector<Batch> batches_;

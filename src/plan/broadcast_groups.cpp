@@ -71,16 +71,16 @@ void BroadcastGroups::deliver(Group& group) {
                         config_.chunk, config_.max_message);
   if (plan.strategy == coll::Strategy::mpi) {
     mpi_member_sets_.insert(members);
-    const wire::MpiBroadcast command{group.version,
-                                     group.bytes,
-                                     plan.chunk_bytes,
-                                     group.root,
-                                     group.tag,
-                                     static_cast<uint32_t>(members.size()),
-                                     0};
+    const comm::wire::MpiBroadcast command{group.version,
+                                           group.bytes,
+                                           plan.chunk_bytes,
+                                           group.root,
+                                           group.tag,
+                                           static_cast<uint32_t>(members.size()),
+                                           0};
     for (int32_t member : members)
       if (batches_.emits_for(member))
-        batches_.to(member).add(wire::Kind::mpi_broadcast, command, members.data(),
+        batches_.to(member).add(comm::wire::Kind::mpi_broadcast, command, members.data(),
                                 members.size() * sizeof(int32_t));
     if (config_.spmd) {
       if (std::binary_search(members.begin(), members.end(), config_.rank))
@@ -96,16 +96,16 @@ void BroadcastGroups::deliver(Group& group) {
     return;
   }
   if (!batches_.emits_for(group.root)) return;
-  const wire::Route route{group.version,
-                          group.bytes,
-                          plan.chunk_bytes,
-                          group.tag,
-                          static_cast<uint32_t>(group.readers.size()),
-                          static_cast<uint8_t>(plan.shape),
-                          static_cast<uint8_t>(plan.forward_each_chunk),
-                          {}};
+  const comm::wire::Route route{group.version,
+                                group.bytes,
+                                plan.chunk_bytes,
+                                group.tag,
+                                static_cast<uint32_t>(group.readers.size()),
+                                static_cast<uint8_t>(plan.shape),
+                                static_cast<uint8_t>(plan.forward_each_chunk),
+                                {}};
   batches_.to(group.root)
-      .add(wire::Kind::broadcast, route, group.readers.data(),
+      .add(comm::wire::Kind::broadcast, route, group.readers.data(),
            group.readers.size() * sizeof(int32_t));
 }
 

@@ -6,7 +6,7 @@
 // see graph::DependencyTracker) and the bytes it writes. Owns the counts of
 // tasks and bytes in flight that the submission window and wait_all read.
 //
-// Keys are the planner's count of its own tasks (wire::Task::completion_key),
+// Keys are the planner's count of its own tasks (comm::wire::Task::completion_key),
 // sequential in both modes, so records live in a sliding table by key
 // (data/sliding_id_table.h); the handle states of a task with more than kInline
 // accesses come from a node pool. Adding and completing a task allocate

@@ -10,19 +10,19 @@
 #include <memory>
 #include <string>
 
-#include "comm/mpi_backend.h"
+#include "comm/mpi/backend.h"
+#include "core/failure.h"
+#include "core/function_registry.h"
 #include "device/backend.h"
 #include "device/link_probe.h"
 #include "engine/engine.h"
 #include "exec/running_task.h"
 #include "exec/task_channels.h"
+#include "plan/divergence_check.h"
+#include "plan/planner.h"
 #include "runtime/crash_handlers.h"
-#include "runtime/divergence_check.h"
-#include "runtime/failure.h"
-#include "runtime/function_registry.h"
 #include "runtime/internal_api.h"
 #include "runtime/options.h"
-#include "runtime/planner.h"
 #include "runtime/watchdog.h"
 #include "trace/trace.h"
 
@@ -39,10 +39,10 @@ struct Runtime {
   runtime::RuntimeOptions options;
   // MPI: the transport, the bookkeeping collectives (start-up figures,
   // divergence check, stats, trace, exit status) and the channels.
-  std::unique_ptr<comm::MpiBackend> backend;
-  std::unique_ptr<runtime::Engine> engine;
-  std::unique_ptr<runtime::DivergenceCheck> divergence;
-  std::unique_ptr<runtime::Planner> planner;
+  std::unique_ptr<comm::mpi::MpiBackend> backend;
+  std::unique_ptr<engine::Engine> engine;
+  std::unique_ptr<plan::DivergenceCheck> divergence;
+  std::unique_ptr<plan::Planner> planner;
   std::unique_ptr<runtime::Watchdog> watchdog;
   std::unique_ptr<comm::Thread> engine_thread;  // started through the transport seam
 };
@@ -69,7 +69,7 @@ std::terminate_handler previous_terminate = nullptr;
       // "error: taskgrid: rank R: taskgrid: ..." says "taskgrid" once too often.
       constexpr char kPrefix[] = "taskgrid: ";
       if (message.rfind(kPrefix, 0) == 0) message.erase(0, sizeof kPrefix - 1);
-      runtime::fail_job(message_rank.load(), message, 2);
+      core::fail_job(message_rank.load(), message, 2);
     } catch (...) {
     }
   }
@@ -90,7 +90,7 @@ Runtime& running() {
   return *state;
 }
 
-runtime::Planner& planner() {
+plan::Planner& planner() {
   Runtime& rt = running();
   if (!rt.planner) throw Error("taskgrid: this rank serves the head; only rank 0 submits work");
   return *rt.planner;
@@ -107,7 +107,7 @@ void refuse_inside_task(const char* call) {
                 "the program, after the tasks it depends on");
 }
 
-runtime::Planner& planner_outside_task(const char* call) {
+plan::Planner& planner_outside_task(const char* call) {
   refuse_inside_task(call);
   return planner();
 }
@@ -125,14 +125,14 @@ void exit_guard() {
   std::_Exit(1);
 }
 
-void print_stats(comm::Collectives& collectives, const runtime::EngineStats& stats) {
+void print_stats(comm::Collectives& collectives, const engine::EngineStats& stats) {
   const std::vector<std::vector<char>> all = collectives.gather(0, &stats, sizeof stats);
   if (collectives.rank() != 0) return;
   const int size = collectives.size();
-  std::vector<runtime::EngineStats> ranks(static_cast<size_t>(size));
+  std::vector<engine::EngineStats> ranks(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r)
     std::memcpy(static_cast<void*>(&ranks[static_cast<size_t>(r)]),
-                all[static_cast<size_t>(r)].data(), sizeof(runtime::EngineStats));
+                all[static_cast<size_t>(r)].data(), sizeof(engine::EngineStats));
   // One line per rank for each group of counters.
   const auto for_each_rank = [&](const auto& print) {
     for (int r = 0; r < size; ++r) print(r, ranks[static_cast<size_t>(r)]);
@@ -141,7 +141,7 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
       stderr,
       "taskgrid stats: rank  tasks  task_ms  data_sent(msgs/bytes)  "
       "data_received(msgs/bytes)  control_sent(msgs/bytes)  control_received  reclaimed\n");
-  for_each_rank([&](int r, const runtime::EngineStats& s) {
+  for_each_rank([&](int r, const engine::EngineStats& s) {
     std::fprintf(
         stderr,
         "taskgrid stats: %4d %6llu %8.3f %8llu/%-12llu %8llu/%-12llu %8llu/%-12llu %8llu %9llu\n",
@@ -155,7 +155,7 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
         static_cast<unsigned long long>(s.control_messages_received),
         static_cast<unsigned long long>(s.versions_reclaimed));
   });
-  for_each_rank([&](int r, const runtime::EngineStats& s) {
+  for_each_rank([&](int r, const engine::EngineStats& s) {
     std::fprintf(stderr,
                  "taskgrid bcast stats: rank %d rooted %llu routes_received %llu chunks_sent %llu "
                  "chunks_received %llu mpi_bcasts %llu\n",
@@ -165,7 +165,7 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
                  static_cast<unsigned long long>(s.broadcast_chunks_received),
                  static_cast<unsigned long long>(s.mpi_broadcasts));
   });
-  for_each_rank([&](int r, const runtime::EngineStats& s) {
+  for_each_rank([&](int r, const engine::EngineStats& s) {
     if (s.device_tasks == 0) return;
     std::fprintf(stderr,
                  "taskgrid device stats: rank %d tasks %llu bytes_in %llu bytes_out %llu "
@@ -185,7 +185,7 @@ void print_stats(comm::Collectives& collectives, const runtime::EngineStats& sta
                  static_cast<unsigned long long>(s.device_staged_pieces),
                  static_cast<unsigned long long>(s.device_direct_sends));
   });
-  for_each_rank([&](int r, const runtime::EngineStats& s) {
+  for_each_rank([&](int r, const engine::EngineStats& s) {
     std::fprintf(stderr,
                  "taskgrid memory stats: rank %d versions_live %llu version_bytes_held %llu "
                  "version_bytes_peak %llu pool_idle_bytes %llu\n",
@@ -214,7 +214,7 @@ int shut_down_rank(int exit_status) {
   rt.planner.reset();
   rt.divergence.reset();
   rt.engine.reset();
-  runtime::set_abort_transport(nullptr);
+  core::set_abort_transport(nullptr);
   const int rank = rt.backend->transport().rank();
   message_rank.store(rank);
   finished = true;
@@ -296,7 +296,7 @@ sched::DeviceSlots gather_devices(comm::Collectives& collectives, int devices,
   return slots;
 }
 
-std::unique_ptr<runtime::Watchdog> make_watchdog(comm::MpiBackend& backend,
+std::unique_ptr<runtime::Watchdog> make_watchdog(comm::mpi::MpiBackend& backend,
                                                  const runtime::RuntimeOptions& options) {
   comm::Transport& transport = backend.transport();
   const int rank = transport.rank();
@@ -315,7 +315,7 @@ std::unique_ptr<runtime::Watchdog> make_watchdog(comm::MpiBackend& backend,
       std::move(link),
       runtime::WatchdogConfig{.timeout_seconds = options.failure_timeout_seconds,
                               .task_deadline_seconds = options.task_deadline_seconds},
-      [rank](const std::string& message) { runtime::fail_job(rank, message); });
+      [rank](const std::string& message) { core::fail_job(rank, message); });
   watchdog->start();
   return watchdog;
 }
@@ -328,12 +328,93 @@ void run_engine() {
   try {
     state->engine->run();
   } catch (const std::bad_alloc&) {
-    runtime::fail_job(rank,
-                      "out of memory in the engine (std::bad_alloc); the job's data and "
-                      "tasks in flight do not fit this rank's memory");
+    core::fail_job(rank,
+                   "out of memory in the engine (std::bad_alloc); the job's data and "
+                   "tasks in flight do not fit this rank's memory");
   } catch (const std::exception& error) {
-    runtime::fail_job(rank, std::string("engine: ") + error.what());
+    core::fail_job(rank, std::string("engine: ") + error.what());
   }
+}
+
+// The planner's settings, from the runtime's and the transport's. Collective
+// (the link is measured between ranks).
+plan::PlannerConfig planner_config(const runtime::RuntimeOptions& options,
+                                   comm::mpi::MpiBackend& backend) {
+  comm::Transport& transport = backend.transport();
+  comm::Collectives& collectives = backend.collectives();
+  const bool spmd = options.mode == Mode::spmd;
+  plan::PlannerConfig config;
+  config.mode = spmd ? plan::PlannerMode::spmd : plan::PlannerMode::cluster;
+  config.rank = transport.rank();
+  config.ranks = transport.size();
+  config.max_tag = transport.max_tag();
+  config.scheduler = options.scheduler;
+  config.threads_per_rank =
+      options.threads > 0 ? options.threads : runtime::default_threads(collectives.ranks_on_node());
+  if (config.ranks > 1) {
+    // The cost model's network figures, the same on every rank (spmd
+    // planners must all choose the same broadcast plans).
+    const comm::LinkEstimate link = collectives.measure_link();
+    config.latency_seconds = link.latency_seconds;
+    config.bandwidth_bytes_per_second = link.bandwidth_bytes_per_second;
+  }
+  config.node_of_rank = backend.node_of_rank();
+  config.channels = options.channels;
+  // cluster: the head plans every rank's tasks, so its window covers them all.
+  config.window = options.window * static_cast<uint64_t>(spmd ? 1 : config.ranks);
+  config.window_bytes = options.window_bytes * static_cast<uint64_t>(spmd ? 1 : config.ranks);
+  config.broadcast = options.broadcast;
+  config.broadcast_min_bytes = options.broadcast_min_bytes;
+  config.broadcast_chunk = options.broadcast_chunk;
+  return config;
+}
+
+// Whether device data is sent straight from device memory: as the user
+// chose, or (auto) where the devices are CUDA's and MPI says it reads them.
+bool sends_from_device_memory(runtime::GpuAwareMpi choice, const device::Backend& devices,
+                              const comm::mpi::MpiBackend& mpi) {
+  switch (choice) {
+    case runtime::GpuAwareMpi::yes:
+      return true;
+    case runtime::GpuAwareMpi::no:
+      return false;
+    case runtime::GpuAwareMpi::automatic:
+      break;
+  }
+  return std::string(devices.name()) == "cuda" && mpi.reads_cuda_memory();
+}
+
+// Devices only for programs that have device tasks: loading CUDA costs
+// start-up time that a CPU-only program should not pay. Returns this rank's
+// device count; `link` is how fast the host reaches them (cluster mode's heft
+// weighs copies). Collective where the program has device tasks.
+int open_devices(Runtime& rt, device::LinkEstimate& link) {
+  if (!detail::any_device_function()) return 0;
+  comm::Transport& transport = rt.backend->transport();
+  const bool spmd = rt.options.mode == Mode::spmd;
+  int devices = 0;
+  device::BackendSettings settings;
+  settings.kind = rt.options.device;
+  settings.emulated_devices = rt.options.emulated_devices;
+  settings.memory_limit = rt.options.device_memory;
+  try {
+    if (auto backend = device::open_backend(settings)) {
+      devices = backend->devices();
+      if (!spmd && devices > 0) link = device::measure_link(*backend, 0);
+      const bool direct_sends =
+          sends_from_device_memory(rt.options.gpu_aware_mpi, *backend, *rt.backend);
+      rt.engine->set_devices(std::move(backend), rt.options.device_streams, direct_sends);
+    }
+  } catch (const Error& error) {
+    core::fail_job(transport.rank(), error.what());
+  }
+  // Where any rank has devices, transfers travel in pieces small enough
+  // that a version's copy off a device overlaps its sending. Every rank
+  // cuts them alike (a receiver expects the pieces its sender sends).
+  uint64_t any_devices = devices > 0 ? 1 : 0;
+  if (transport.size() > 1) rt.backend->collectives().allreduce_max(&any_devices, 1);
+  if (any_devices) transport.set_max_chunk(rt.options.device_staging_bytes);
+  return devices;
 }
 
 // Starts this rank. Returns true where the program runs (rank 0 in cluster
@@ -353,7 +434,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   const std::string mode_source = runtime::resolve_mode(mode, rt->options);
 
   try {
-    rt->backend = std::make_unique<comm::MpiBackend>(argc, argv, rt->options.chunk_bytes);
+    rt->backend = std::make_unique<comm::mpi::MpiBackend>(argc, argv, rt->options.chunk_bytes);
   } catch (const std::runtime_error& error) {
     throw Error(std::string("taskgrid::start: ") + error.what());
   }
@@ -369,7 +450,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
                   "launcher; start it with mpiexec.mpich");
   const int rank = transport.rank();
   message_rank.store(rank);
-  runtime::set_abort_transport(&transport);
+  core::set_abort_transport(&transport);
   runtime::install_crash_handlers(rank);
   // The program's thread runs tasks too (it drives the engine while it
   // waits): give it its slot, and its signal stack, now.
@@ -378,82 +459,31 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   trace::configure(rank);
   rt->watchdog = make_watchdog(*rt->backend, rt->options);
 
-  const bool spmd = rt->options.mode == "spmd";
-  runtime::PlannerConfig config;
-  config.mode = spmd ? runtime::PlannerMode::spmd : runtime::PlannerMode::cluster;
-  config.rank = rank;
-  config.ranks = transport.size();
-  config.max_tag = transport.max_tag();
-  config.scheduler = rt->options.scheduler;
-  config.threads_per_rank = rt->options.threads > 0
-                                ? rt->options.threads
-                                : runtime::default_threads(collectives.ranks_on_node());
-  if (config.ranks > 1) {
-    // The cost model's network figures, the same on every rank (spmd
-    // planners must all choose the same broadcast plans).
-    const comm::LinkEstimate link = collectives.measure_link();
-    config.latency_seconds = link.latency_seconds;
-    config.bandwidth_bytes_per_second = link.bandwidth_bytes_per_second;
-  }
-  config.node_of_rank = rt->backend->node_of_rank();
-
+  const bool spmd = rt->options.mode == Mode::spmd;
+  plan::PlannerConfig config = planner_config(rt->options, *rt->backend);
   // spmd: every rank plans for itself and is its own "head" for completions.
   // One communicator per task-aware channel (collective: every rank, here).
   std::unique_ptr<exec::TaskChannels> channels;
   if (rt->options.channels > 0)
-    channels = rt->backend->make_channels(rt->options.channels, &runtime::fail_job);
-  config.channels = rt->options.channels;
-  // cluster: the head plans every rank's tasks, so its window covers them all.
-  config.window = rt->options.window * static_cast<uint64_t>(spmd ? 1 : config.ranks);
-  config.window_bytes = rt->options.window_bytes * static_cast<uint64_t>(spmd ? 1 : config.ranks);
-  config.broadcast = rt->options.broadcast;
-  config.broadcast_min_bytes = rt->options.broadcast_min_bytes;
-  config.broadcast_chunk = rt->options.broadcast_chunk;
-  rt->engine = std::make_unique<runtime::Engine>(transport, config.threads_per_rank,
-                                                 spmd ? rank : 0, std::move(channels));
+    channels = rt->backend->make_channels(rt->options.channels, &core::fail_job);
+  rt->engine = std::make_unique<engine::Engine>(transport, config.threads_per_rank, spmd ? rank : 0,
+                                                std::move(channels));
   rt->engine->set_engine_creates_groups(!spmd);
-  rt->engine->set_program_drives(rt->options.progress == "program");
-  // Devices only for programs that have device tasks: loading CUDA costs
-  // start-up time that a CPU-only program should not pay.
-  int devices = 0;
+  rt->engine->set_program_drives(rt->options.progress == runtime::Progress::program);
   device::LinkEstimate device_link;
-  if (detail::any_device_function()) {
-    device::BackendSettings settings;
-    settings.kind = device::parse_backend_kind(rt->options.device);
-    settings.emulated_devices = rt->options.emulated_devices;
-    settings.memory_limit = rt->options.device_memory;
-    try {
-      if (auto backend = device::open_backend(settings)) {
-        devices = backend->devices();
-        // heft weighs copies to and from devices (cluster mode only).
-        if (!spmd && devices > 0) device_link = device::measure_link(*backend, 0);
-        const bool direct_sends =
-            rt->options.gpu_aware_mpi == "yes" ||
-            (rt->options.gpu_aware_mpi == "auto" && std::string(backend->name()) == "cuda" &&
-             rt->backend->reads_cuda_memory());
-        rt->engine->set_devices(std::move(backend), rt->options.device_streams, direct_sends);
-      }
-    } catch (const Error& error) {
-      runtime::fail_job(rank, error.what());
-    }
-    // Where any rank has devices, transfers travel in pieces small enough
-    // that a version's copy off a device overlaps its sending. Every rank
-    // cuts them alike (a receiver expects the pieces its sender sends).
-    uint64_t any_devices = devices > 0 ? 1 : 0;
-    if (transport.size() > 1) collectives.allreduce_max(&any_devices, 1);
-    if (any_devices) transport.set_max_chunk(rt->options.device_staging_bytes);
-  }
+  const int devices = open_devices(*rt, device_link);
   config.max_message = transport.max_chunk();
   if (!spmd)
     config.devices = gather_devices(collectives, devices, device_link, rt->options.device_streams);
   if (spmd && rt->options.divergence_interval > 0) {
     rt->divergence =
-        std::make_unique<runtime::DivergenceCheck>(collectives, rt->options.divergence_interval);
+        std::make_unique<plan::DivergenceCheck>(collectives, rt->options.divergence_interval);
     config.divergence = rt->divergence.get();
   }
-  // Durations feed heft's cost model; every rank knows the scheduler (same environment).
-  // The task deadline needs each task's start time.
-  rt->engine->set_timing((!spmd && rt->options.scheduler == "heft") ||
+  // Durations feed the scheduler's cost model where it needs them (cluster
+  // mode places; spmd places by owner). The task deadline needs each task's
+  // start time.
+  rt->engine->set_timing((!spmd && sched::needs_task_durations(rt->options.scheduler)) ||
                          rt->options.task_deadline_seconds > 0);
   if (rank == 0 && rt->options.display_env > 0) {
     runtime::DisplayFacts facts;
@@ -468,7 +498,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   (void)guard_installed;
 
   if (rank == 0 || spmd) {
-    state->planner = std::make_unique<runtime::Planner>(*state->engine, config);
+    state->planner = std::make_unique<plan::Planner>(*state->engine, config);
     state->engine->set_listener(state->planner.get());
     state->engine_thread = state->backend->transport().start_thread([] { run_engine(); });
     return true;
@@ -511,7 +541,7 @@ int finish(int exit_status) {
 int rank() { return running().backend->transport().rank(); }
 int num_ranks() { return running().backend->transport().size(); }
 bool is_running() { return state != nullptr; }
-Mode mode() { return running().options.mode == "spmd" ? Mode::spmd : Mode::cluster; }
+Mode mode() { return running().options.mode; }
 
 DataHandle enter_data(void* host, size_t bytes) {
   return planner_outside_task("enter_data").enter_data(host, bytes, -1);
@@ -526,10 +556,10 @@ int owner(DataHandle h) { return planner().owner(h); }
 DataHandle detail::enter_data_unfilled(void* host, size_t bytes) {
   return planner_outside_task("enter_data").enter_data(host, bytes, -1, false);
 }
-bool is_spmd() { return running().options.mode == "spmd"; }
+bool is_spmd() { return running().options.mode == Mode::spmd; }
 void fetch(DataHandle h) { planner_outside_task("fetch").fetch(h); }
 void exit_data(DataHandle h) {
-  runtime::Planner& p = planner_outside_task("exit_data");
+  plan::Planner& p = planner_outside_task("exit_data");
   p.fetch(h);
   p.release(h);
 }

@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/c_status.h"
-#include "runtime/function_registry.h"
+#include "core/c_status.h"
+#include "core/function_registry.h"
 #include "taskgrid/taskgrid.h"
 #include "taskgrid/taskgrid.hpp"
 
@@ -51,10 +51,10 @@ static_assert(TG_DEVICE_ANY - 1 == taskgrid::TaskOptions::any_device);
 static_assert(TG_DEVICE_ON_CPU - 1 == taskgrid::TaskOptions::on_cpu);
 static_assert(TG_DEVICE_HINT(0) - 1 == 0);
 
-using taskgrid::c_status::CError;
-using taskgrid::c_status::fail;
-using taskgrid::c_status::guarded;
-using taskgrid::c_status::set_last_error;
+using taskgrid::core::c_status::CError;
+using taskgrid::core::c_status::fail;
+using taskgrid::core::c_status::guarded;
+using taskgrid::core::c_status::set_last_error;
 
 void require_running(const char* function) {
   if (!taskgrid::is_running()) fail(TG_ERROR_STATE, function, "call tg_start() first");
@@ -271,7 +271,7 @@ void task_index_error(tg_task_context* ctx, const char* function, size_t index) 
 
 extern "C" {
 
-const char* tg_last_error(void) { return taskgrid::c_status::last_error(); }
+const char* tg_last_error(void) { return taskgrid::core::c_status::last_error(); }
 
 tg_task_options tg_default_task_options(void) {
   tg_task_options options;
@@ -556,7 +556,7 @@ void tg_task_fail(tg_task_context* ctx, const char* message) {
 
 }  // extern "C"
 
-namespace taskgrid::c_status {
+namespace taskgrid::core::c_status {
 
 namespace {
 thread_local std::string last_error_text;
@@ -574,4 +574,4 @@ void set_last_error(const char* message) noexcept {
 
 const char* last_error() noexcept { return last_error_message; }
 
-}  // namespace taskgrid::c_status
+}  // namespace taskgrid::core::c_status

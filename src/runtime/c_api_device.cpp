@@ -6,7 +6,7 @@
 #include <exception>
 #include <string>
 
-#include "runtime/c_status.h"
+#include "core/c_status.h"
 #include "taskgrid/device.hpp"
 #include "taskgrid/taskgrid.h"
 #include "taskgrid/taskgrid.hpp"
@@ -20,10 +20,10 @@ void task_index_error(tg_task_context* ctx, const char* function, size_t index) 
 namespace {
 
 using taskgrid::c_api::cpp_context;
-using taskgrid::c_status::CError;
-using taskgrid::c_status::fail;
-using taskgrid::c_status::guarded;
-using taskgrid::c_status::set_last_error;
+using taskgrid::core::c_status::CError;
+using taskgrid::core::c_status::fail;
+using taskgrid::core::c_status::guarded;
+using taskgrid::core::c_status::set_last_error;
 
 // A query that returns a value: `on_error` with the message kept when ctx is
 // NULL or the C++ call throws.

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "taskgrid/version.h"
 
@@ -31,12 +33,24 @@ long long read_number(const char* name, const char* value, long long low, long l
   return number;
 }
 
-// One of `choices` (space separated in the message).
-std::string read_choice(const char* name, const char* value,
-                        std::initializer_list<const char*> choices, const char* what,
-                        const char* listed) {
-  for (const char* choice : choices)
-    if (std::string(value) == choice) return value;
+// One of `choices`, as its enum value; otherwise throws naming them
+// ("NAME="VALUE" is not <what>; choose <listed>").
+template <typename Enum>
+Enum read_choice(const char* name, const char* value,
+                 std::initializer_list<std::pair<const char*, Enum>> choices, const char* what,
+                 const char* listed) {
+  for (const auto& [text, choice] : choices)
+    if (std::strcmp(value, text) == 0) return choice;
+  throw Error(std::string("taskgrid: ") + name + "=\"" + value + "\" is not " + what + "; choose " +
+              listed);
+}
+
+// A value parsed by the layer that owns its names (`parse` returns nullopt
+// for no such name); otherwise throws as read_choice does.
+template <typename Enum, typename Parse>
+Enum read_named(const char* name, const char* value, Parse parse, const char* what,
+                const char* listed) {
+  if (const std::optional<Enum> parsed = parse(value)) return *parsed;
   throw Error(std::string("taskgrid: ") + name + "=\"" + value + "\" is not " + what + "; choose " +
               listed);
 }
@@ -72,7 +86,9 @@ const Setting kSettings[] = {
     {"TASKGRID_MODE", "cluster",
      "cluster (rank 0 runs the program) or spmd (every rank does); only confirms the program's",
      [](RuntimeOptions& o, const char* name, const char* value) {
-       o.mode_variable = read_choice(name, value, {"cluster", "spmd"}, "a mode", "cluster or spmd");
+       o.mode_variable =
+           read_choice<Mode>(name, value, {{"cluster", Mode::cluster}, {"spmd", Mode::spmd}},
+                             "a mode", "cluster or spmd");
      }},
     {"TASKGRID_THREADS", "cores / ranks on node", "worker threads per rank (1 to 4096)",
      [](RuntimeOptions& o, const char* name, const char* value) {
@@ -82,14 +98,15 @@ const Setting kSettings[] = {
      nullptr, true},
     {"TASKGRID_SCHEDULER", "heft", "cluster placement: round_robin, locality or heft",
      [](RuntimeOptions& o, const char* name, const char* value) {
-       o.scheduler = read_choice(name, value, {"round_robin", "locality", "heft"}, "a scheduler",
-                                 "round_robin, locality or heft");
+       o.scheduler = read_named<sched::Scheduler>(name, value, sched::parse_scheduler,
+                                                  "a scheduler", "round_robin, locality or heft");
      }},
     {"TASKGRID_PROGRESS", "program",
      "who drives the engine while the program waits: program or engine",
      [](RuntimeOptions& o, const char* name, const char* value) {
-       o.progress =
-           read_choice(name, value, {"program", "engine"}, "a progress model", "program or engine");
+       o.progress = read_choice<Progress>(
+           name, value, {{"program", Progress::program}, {"engine", Progress::engine}},
+           "a progress model", "program or engine");
      },
      nullptr, true},
     {"TASKGRID_WINDOW", "4096", "tasks in flight per rank before submit waits (0: no limit)",
@@ -112,9 +129,9 @@ const Setting kSettings[] = {
      }},
     {"TASKGRID_BCAST", "auto", "broadcast strategy: none, p2p, mpi, tree, pipeline or auto",
      [](RuntimeOptions& o, const char* name, const char* value) {
-       o.broadcast = *coll::parse_strategy(
-           read_choice(name, value, {"none", "p2p", "mpi", "tree", "pipeline", "auto"},
-                       "a broadcast strategy", "none, p2p, mpi, tree, pipeline or auto"));
+       o.broadcast = read_named<coll::Strategy>(
+           name, value, [](const char* text) { return coll::parse_strategy(text); },
+           "a broadcast strategy", "none, p2p, mpi, tree, pipeline or auto");
      }},
     {"TASKGRID_BCAST_MIN_BYTES", "65536", "smallest version broadcast ahead of demand (bytes)",
      [](RuntimeOptions& o, const char* name, const char* value) {
@@ -158,8 +175,14 @@ const Setting kSettings[] = {
      "devices for tasks with a device implementation: auto (CUDA GPUs if any), cuda, emulated "
      "or none",
      [](RuntimeOptions& o, const char* name, const char* value) {
-       o.device = read_choice(name, value, {"auto", "cuda", "emulated", "none"}, "a device backend",
-                              "auto, cuda, emulated or none");
+       using device::BackendKind;
+       o.device =
+           read_choice<device::BackendKind>(name, value,
+                                            {{"auto", BackendKind::automatic},
+                                             {"cuda", BackendKind::cuda},
+                                             {"emulated", BackendKind::emulated},
+                                             {"none", BackendKind::none}},
+                                            "a device backend", "auto, cuda, emulated or none");
      },
      nullptr, true},
     {"TASKGRID_EMULATED_DEVICES", "1", "devices per rank when TASKGRID_DEVICE=emulated (1 to 64)",
@@ -192,8 +215,10 @@ const Setting kSettings[] = {
      "send device data straight from device memory: auto (where MPI says it reads CUDA memory), "
      "yes or no",
      [](RuntimeOptions& o, const char* name, const char* value) {
-       o.gpu_aware_mpi =
-           read_choice(name, value, {"auto", "yes", "no"}, "a choice", "auto, yes or no");
+       o.gpu_aware_mpi = read_choice<GpuAwareMpi>(
+           name, value,
+           {{"auto", GpuAwareMpi::automatic}, {"yes", GpuAwareMpi::yes}, {"no", GpuAwareMpi::no}},
+           "a choice", "auto, yes or no");
      },
      nullptr, true},
     {"TASKGRID_CHUNK_BYTES", "1073741824",
@@ -316,7 +341,7 @@ std::string job_wide_settings(const RuntimeOptions& options) {
     const char* set = variable(setting.name);
     const bool is_mode = std::strcmp(setting.name, "TASKGRID_MODE") == 0;
     out += std::string(setting.name) + "=" +
-           (is_mode ? options.mode : std::string(set ? set : setting.fallback)) + "\n";
+           (is_mode ? mode_name(options.mode) : std::string(set ? set : setting.fallback)) + "\n";
   }
   return out;
 }
@@ -365,19 +390,21 @@ std::string settings_disagreement(const std::vector<std::string>& per_rank) {
   return message;
 }
 
+const char* mode_name(Mode mode) { return mode == Mode::spmd ? "spmd" : "cluster"; }
+
 std::string resolve_mode(Mode program, RuntimeOptions& options) {
-  const std::string& variable_mode = options.mode_variable;
+  const std::optional<Mode> variable_mode = options.mode_variable;
   if (program == Mode::from_environment) {
-    options.mode = variable_mode.empty() ? "cluster" : variable_mode;
-    return variable_mode.empty() ? "default" : "environment";
+    options.mode = variable_mode.value_or(Mode::cluster);
+    return variable_mode ? "environment" : "default";
   }
-  const std::string wanted = program == Mode::spmd ? "spmd" : "cluster";
-  if (!variable_mode.empty() && variable_mode != wanted)
+  const std::string wanted = mode_name(program);
+  if (variable_mode && *variable_mode != program)
     throw Error("taskgrid: the program runs in " + wanted +
-                " mode (taskgrid::start/run); TASKGRID_MODE=" + variable_mode +
+                " mode (taskgrid::start/run); TASKGRID_MODE=" + mode_name(*variable_mode) +
                 " can only confirm it (unset TASKGRID_MODE, or set it to " + wanted + ")");
-  options.mode = wanted;
-  return variable_mode.empty() ? "program" : "program, confirmed by the environment";
+  options.mode = program;
+  return variable_mode ? "program, confirmed by the environment" : "program";
 }
 
 std::vector<std::string> unknown_setting_warnings() {
@@ -418,7 +445,7 @@ std::string describe_settings(const RuntimeOptions& options, const DisplayFacts&
     std::string value, source;
     const char* set = variable(setting.name);
     if (std::strcmp(setting.name, "TASKGRID_MODE") == 0) {
-      value = options.mode;
+      value = mode_name(options.mode);
       source = facts.mode_source;
     } else if (std::strcmp(setting.name, "TASKGRID_THREADS") == 0) {
       value = std::to_string(facts.threads);

@@ -10,23 +10,31 @@
 #include <vector>
 
 #include "coll/broadcast.h"
+#include "device/backend.h"
+#include "sched/placement.h"
 #include "taskgrid/taskgrid.hpp"
 
 namespace taskgrid::runtime {
 
+// TASKGRID_PROGRESS: who drives the engine while the program waits.
+enum class Progress : uint8_t { program, engine };
+// TASKGRID_GPU_AWARE_MPI: send device data straight from device memory.
+enum class GpuAwareMpi : uint8_t { automatic, yes, no };
+
+// Settings with a fixed set of values are enums, parsed once here; the value
+// a user wrote is kept only where it is reported back (agreement, display).
 struct RuntimeOptions {
-  int threads = 0;                 // TASKGRID_THREADS (0: cores / ranks on this node)
-  std::string scheduler = "heft";  // TASKGRID_SCHEDULER
-  // The mode in effect ("cluster" or "spmd"), resolved by resolve_mode()
-  // from the program's Mode and TASKGRID_MODE.
-  std::string mode = "cluster";
-  std::string mode_variable;  // TASKGRID_MODE as set ("" when unset)
-  std::string progress =
-      "program";           // TASKGRID_PROGRESS: who drives the engine while the program waits
-  bool stats = false;      // TASKGRID_STATS=1
-  size_t chunk_bytes = 0;  // TASKGRID_CHUNK_BYTES (testing: force chunked transfers)
-  uint64_t divergence_interval = 1024;  // TASKGRID_CHECK_INTERVAL (spmd; 0: off)
-  int channels = 4;                     // TASKGRID_CHANNELS (task-aware communication)
+  int threads = 0;  // TASKGRID_THREADS (0: cores / ranks on this node)
+  sched::Scheduler scheduler = sched::Scheduler::heft;  // TASKGRID_SCHEDULER
+  // The mode in effect (cluster or spmd, never from_environment), resolved by
+  // resolve_mode() from the program's Mode and TASKGRID_MODE.
+  Mode mode = Mode::cluster;
+  std::optional<Mode> mode_variable;      // TASKGRID_MODE as set (nullopt when unset)
+  Progress progress = Progress::program;  // TASKGRID_PROGRESS
+  bool stats = false;                     // TASKGRID_STATS=1
+  size_t chunk_bytes = 0;                 // TASKGRID_CHUNK_BYTES (testing: force chunked transfers)
+  uint64_t divergence_interval = 1024;    // TASKGRID_CHECK_INTERVAL (spmd; 0: off)
+  int channels = 4;                       // TASKGRID_CHANNELS (task-aware communication)
   coll::Strategy broadcast = coll::Strategy::automatic;  // TASKGRID_BCAST
   size_t broadcast_min_bytes = 64 << 10;  // TASKGRID_BCAST_MIN_BYTES: smaller ones go on demand
   size_t broadcast_chunk = 0;             // TASKGRID_BCAST_CHUNK (0: from the cost model)
@@ -41,16 +49,19 @@ struct RuntimeOptions {
   double failure_timeout_seconds = 5;
   double task_deadline_seconds = 0;  // TASKGRID_TASK_DEADLINE (0: none)
   // Devices for tasks with a device implementation (src/device/).
-  std::string device = "auto";  // TASKGRID_DEVICE: auto, cuda, emulated or none
-  int emulated_devices = 1;     // TASKGRID_EMULATED_DEVICES
-  uint64_t device_memory = 0;   // TASKGRID_DEVICE_MEMORY per device (0: the device's)
-  int device_streams = 4;       // TASKGRID_DEVICE_STREAMS: streams out per device
-  size_t device_staging_bytes = size_t{4} << 20;  // TASKGRID_DEVICE_STAGING_BYTES
-  std::string gpu_aware_mpi = "auto";             // TASKGRID_GPU_AWARE_MPI
+  device::BackendKind device = device::BackendKind::automatic;  // TASKGRID_DEVICE
+  int emulated_devices = 1;                                     // TASKGRID_EMULATED_DEVICES
+  uint64_t device_memory = 0;  // TASKGRID_DEVICE_MEMORY per device (0: the device's)
+  int device_streams = 4;      // TASKGRID_DEVICE_STREAMS: streams out per device
+  size_t device_staging_bytes = size_t{4} << 20;       // TASKGRID_DEVICE_STAGING_BYTES
+  GpuAwareMpi gpu_aware_mpi = GpuAwareMpi::automatic;  // TASKGRID_GPU_AWARE_MPI
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.
 RuntimeOptions read_options_from_environment();
+
+// "cluster" or "spmd".
+const char* mode_name(Mode mode);
 
 // Resolves the mode in effect from the program's and TASKGRID_MODE (stored in
 // options.mode); returns where it came from ("program", "environment",

@@ -224,15 +224,37 @@ class Heft final : public PlacementPolicy {
 
 }  // namespace
 
-std::unique_ptr<PlacementPolicy> make_policy(const std::string& name, int ranks,
-                                             int threads_per_rank, const CostModel& costs,
-                                             const DeviceSlots& devices) {
-  if (name == "round_robin") return std::make_unique<RoundRobin>(ranks);
-  if (name == "locality") return std::make_unique<Locality>(ranks);
-  if (name == "heft")
-    return std::make_unique<Heft>(ranks, std::max(1, threads_per_rank), costs, devices);
-  throw Error("taskgrid: TASKGRID_SCHEDULER=\"" + name +
-              "\" is not a scheduler; choose round_robin, locality or heft");
+const char* scheduler_name(Scheduler scheduler) {
+  switch (scheduler) {
+    case Scheduler::round_robin:
+      return "round_robin";
+    case Scheduler::locality:
+      return "locality";
+    case Scheduler::heft:
+      return "heft";
+  }
+  return "?";
+}
+
+std::optional<Scheduler> parse_scheduler(std::string_view name) {
+  for (Scheduler scheduler : {Scheduler::round_robin, Scheduler::locality, Scheduler::heft})
+    if (name == scheduler_name(scheduler)) return scheduler;
+  return std::nullopt;
+}
+
+bool needs_task_durations(Scheduler scheduler) { return scheduler == Scheduler::heft; }
+
+std::unique_ptr<PlacementPolicy> make_policy(Scheduler scheduler, int ranks, int threads_per_rank,
+                                             const CostModel& costs, const DeviceSlots& devices) {
+  switch (scheduler) {
+    case Scheduler::round_robin:
+      return std::make_unique<RoundRobin>(ranks);
+    case Scheduler::locality:
+      return std::make_unique<Locality>(ranks);
+    case Scheduler::heft:
+      break;
+  }
+  return std::make_unique<Heft>(ranks, std::max(1, threads_per_rank), costs, devices);
 }
 
 }  // namespace taskgrid::sched

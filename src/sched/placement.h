@@ -13,8 +13,11 @@
 // restricts heft to that device (or to the CPUs).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/directory.h"
@@ -68,15 +71,24 @@ class PlacementPolicy {
   virtual void completed(int /*rank*/) {}
   // Estimated finish time of the last placed task (heft only; others 0).
   virtual double estimated_finish() const { return 0; }
-  // The wire::Task::device of the last placed task: heft names the device
+  // The comm::wire::Task::device of the last placed task: heft names the device
   // or TaskOptions::on_cpu where the rank has devices; the others keep
   // `hint` (the rank's engine then chooses).
   virtual int chosen_device(int hint) const { return hint; }
 };
 
-// Throws taskgrid::Error naming the valid choices for an unknown name.
-std::unique_ptr<PlacementPolicy> make_policy(const std::string& name, int ranks,
-                                             int threads_per_rank, const CostModel& costs,
+// The placement policies (TASKGRID_SCHEDULER), parsed once by the runtime's
+// settings (runtime/options.cpp).
+enum class Scheduler : uint8_t { round_robin, locality, heft };
+const char* scheduler_name(Scheduler scheduler);
+// nullopt for a name that is no scheduler.
+std::optional<Scheduler> parse_scheduler(std::string_view name);
+// heft weighs the measured durations of earlier tasks: the engines must time
+// every task for it (one clock read per task); the others need no durations.
+bool needs_task_durations(Scheduler scheduler);
+
+std::unique_ptr<PlacementPolicy> make_policy(Scheduler scheduler, int ranks, int threads_per_rank,
+                                             const CostModel& costs,
                                              const DeviceSlots& devices = {});
 
 }  // namespace taskgrid::sched

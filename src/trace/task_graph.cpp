@@ -4,8 +4,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/function_registry.h"
 #include "graph/dependency_tracker.h"
-#include "runtime/function_registry.h"
 
 namespace taskgrid::trace {
 namespace {

@@ -45,7 +45,7 @@
 #include <vector>
 
 // The reference run calls task functions outside the runtime (src/ header).
-#include "engine/task_context_access.h"
+#include "core/task_context_access.h"
 #include "program_args.h"
 #include "progress_watchdog.h"
 

@@ -41,7 +41,7 @@ TEST(SettingsAgreement, PerRankSettingsAreLeftOut) {
   setenv("TASKGRID_THREADS", "3", 1);
   setenv("TASKGRID_CHANNELS", "7", 1);
   RuntimeOptions options;
-  options.mode = "spmd";
+  options.mode = taskgrid::Mode::spmd;
   const std::string settings = job_wide_settings(options);
   unsetenv("TASKGRID_THREADS");
   unsetenv("TASKGRID_CHANNELS");

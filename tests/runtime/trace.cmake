@@ -66,10 +66,3 @@ add_test(NAME timeline_tool
          COMMAND ${TASKGRID_PYTHON} -m pytest -q -p no:cacheprovider
                  ${PROJECT_SOURCE_DIR}/tools/timeline/tests)
 set_tests_properties(timeline_tool PROPERTIES LABELS "tools" TIMEOUT 120)
-
-# The DOT text and UTF-8 repair alone (no MPI run).
-add_executable(taskgrid_trace_tests ${CMAKE_CURRENT_LIST_DIR}/test_trace_graph.cpp)
-target_include_directories(taskgrid_trace_tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(taskgrid_trace_tests PRIVATE taskgrid GTest::gtest_main)
-gtest_discover_tests(taskgrid_trace_tests DISCOVERY_TIMEOUT 60
-                     PROPERTIES LABELS "runtime_unit;trace" TIMEOUT 60)

@@ -1,0 +1,147 @@
+// comm::Blocking, the seam's thread primitive, and what is built on it:
+// Condition, Wakeup and FutexLock's sleeping path. Each wake-up test first
+// waits until the counting Blocking has seen the other thread go to sleep,
+// so the path under test is the one that wakes a sleeper (not a check that
+// finds the state already changed).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "comm/blocking.h"
+#include "comm/futex_lock.h"
+#include "comm/idle_backoff.h"
+#include "tests/support/counting_blocking.h"
+
+namespace taskgrid::comm {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Yields until `blocking` has seen `n` waits begin.
+void until_waits(const CountingBlocking& blocking, uint64_t n) {
+  while (blocking.waits() < n) std::this_thread::yield();
+}
+
+TEST(SystemBlocking, WaitsOnlyWhileTheWordHoldsTheExpectedValue) {
+  std::atomic<uint32_t> word{1};
+  // Would sleep for ever (or a minute) if they ignored the value.
+  system_blocking().wait(word, 0);
+  system_blocking().wait_for(word, 0, 60'000'000'000);
+  // The value expected: a timed wait returns by itself.
+  system_blocking().wait_for(word, 1, 1'000'000);
+  EXPECT_EQ(word.load(), 1u);
+}
+
+// A flag that threads wait for, as the planner's waits do: set under the
+// lock, the condition notified after.
+struct Flag {
+  CountingBlocking blocking;
+  FutexLock lock{blocking};
+  Condition condition{blocking};
+  bool ready = false;
+
+  void wait() {
+    std::unique_lock guard(lock);
+    condition.wait(guard, [&] { return ready; });
+  }
+  void set() {
+    std::lock_guard guard(lock);
+    ready = true;
+  }
+};
+
+TEST(Condition, ANotifyWakesASleepingWaiter) {
+  Flag flag;
+  std::thread waiter([&] { flag.wait(); });
+  until_waits(flag.blocking, 1);
+  flag.set();
+  flag.condition.notify_one();
+  waiter.join();
+  EXPECT_GE(flag.blocking.wakes(), 1u);
+  // The waiter came back because the condition's word moved, not by timing.
+  EXPECT_GE(flag.blocking.signalled_waits(), 1u);
+}
+
+TEST(Condition, NotifyAllWakesEveryWaiter) {
+  Flag flag;
+  std::atomic<int> woken{0};
+  constexpr int kWaiters = 4;
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < kWaiters; ++i)
+    waiters.emplace_back([&] {
+      flag.wait();
+      woken += 1;
+    });
+  until_waits(flag.blocking, kWaiters);
+  flag.set();
+  flag.condition.notify_all();
+  for (std::thread& waiter : waiters) waiter.join();
+  EXPECT_EQ(woken.load(), kWaiters);
+}
+
+TEST(Condition, NotifyWithNobodyWaitingCallsNothing) {
+  CountingBlocking blocking;
+  Condition condition(blocking);
+  condition.notify_one();
+  condition.notify_all();
+  EXPECT_EQ(blocking.wakes(), 0u);
+}
+
+TEST(FutexLock, AContendedLockSleepsAndWakesThroughItsBlocking) {
+  CountingBlocking blocking;
+  FutexLock lock(blocking);
+  lock.lock();
+  std::atomic<bool> acquired{false};
+  std::thread other([&] {
+    lock.lock();
+    acquired = true;
+    lock.unlock();
+  });
+  until_waits(blocking, 1);
+  EXPECT_FALSE(acquired.load());
+  lock.unlock();
+  other.join();
+  EXPECT_TRUE(acquired.load());
+  EXPECT_GE(blocking.wakes(), 1u);
+}
+
+TEST(FutexLock, AnUncontendedLockCallsNothing) {
+  CountingBlocking blocking;
+  FutexLock lock(blocking);
+  for (int i = 0; i < 1000; ++i) {
+    std::lock_guard guard(lock);
+  }
+  EXPECT_EQ(blocking.waits(), 0u);
+  EXPECT_EQ(blocking.wakes(), 0u);
+}
+
+TEST(Wakeup, ANotifyBeforeTheWaitIsKeptForIt) {
+  CountingBlocking blocking;
+  Wakeup wakeup(blocking);
+  wakeup.notify();
+  wakeup.wait_for(60s);  // returns without sleeping: it was signalled
+  EXPECT_EQ(blocking.waits(), 0u);
+  // Used up: the next wait sleeps (and times out).
+  wakeup.wait_for(1ms);
+  EXPECT_EQ(blocking.waits(), 1u);
+}
+
+TEST(Wakeup, NotifyWakesASleeper) {
+  CountingBlocking blocking;
+  Wakeup wakeup(blocking);
+  const auto start = std::chrono::steady_clock::now();
+  std::thread sleeper([&] { wakeup.wait_for(60s); });
+  until_waits(blocking, 1);
+  wakeup.notify();
+  sleeper.join();
+  EXPECT_GE(blocking.wakes(), 1u);
+  // Woken, not timed out (the margin is a minute against microseconds).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+}
+
+}  // namespace
+}  // namespace taskgrid::comm

@@ -1,0 +1,113 @@
+// exec::WorkerPool starts its threads through the transport seam (the
+// starter it is given) and runs every pushed task on them; the seam's
+// default thread primitives (comm::Transport::start_thread, sleep_ns).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "exec/worker_pool.h"
+#include "tests/support/counting_blocking.h"
+
+namespace taskgrid::exec {
+namespace {
+
+struct Job {
+  int priority = 0;  // exec::ReadyQueue's order
+  std::thread::id ran_on;
+};
+
+// A transport whose only real members are the seam's defaults: start_thread
+// and sleep_ns are what is tested; the rest is never called.
+class SeamOnly final : public comm::Transport {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int max_tag() const override { return 0; }
+  void send_control(int, std::vector<char>&&) override { unused(); }
+  bool receive_control(int&, std::vector<char>&) override { unused(); }
+  void send_data(int, int, const void*, size_t, uint64_t) override { unused(); }
+  void receive_data(int, int, void*, size_t, uint64_t) override { unused(); }
+  void send_chunk(int, int, const void*, size_t, uint64_t) override { unused(); }
+  void receive_chunk(int, int, void*, size_t, uint64_t) override { unused(); }
+  size_t max_chunk() const override { return 0; }
+  int create_group(const std::vector<int32_t>&, int) override { unused(); }
+  int find_group(const std::vector<int32_t>&) override { unused(); }
+  void broadcast_chunk(int, int, void*, size_t, uint64_t) override { unused(); }
+  bool poll(std::vector<uint64_t>&) override { unused(); }
+  size_t pending() const override { return 0; }
+  bool copying_bulk_data() const override { return false; }
+  bool same_node(int) const override { return true; }
+  [[noreturn]] void abort_job(int) override { unused(); }
+
+ private:
+  [[noreturn]] static void unused() { std::abort(); }
+};
+
+TEST(WorkerPool, StartsItsThreadsThroughTheSeamAndRunsEveryTaskOnThem) {
+  SeamOnly seam;
+  std::mutex mutex;
+  std::set<std::thread::id> started;
+  int starts = 0;
+  auto start_thread = [&](std::function<void()> body) {
+    ++starts;
+    return seam.start_thread([&mutex, &started, body = std::move(body)] {
+      {
+        std::lock_guard lock(mutex);
+        started.insert(std::this_thread::get_id());
+      }
+      body();
+    });
+  };
+  std::atomic<int> finished{0};
+  constexpr int kJobs = 200;
+  std::vector<Job> jobs(kJobs);
+  {
+    WorkerPool<Job> pool(
+        3, [](Job* job) { job->ran_on = std::this_thread::get_id(); }, [&] { ++finished; },
+        start_thread);
+    EXPECT_EQ(starts, 3);
+    for (Job& job : jobs) pool.push(&job);
+    std::vector<Job*> done;
+    while (done.size() < jobs.size()) {
+      pool.take_finished(done);
+      std::this_thread::yield();
+    }
+  }  // stop() joins the threads through the seam
+  EXPECT_EQ(finished.load(), kJobs);
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(started.size(), 3u);
+  for (const Job& job : jobs) EXPECT_EQ(started.count(job.ran_on), 1u);
+}
+
+TEST(WorkerPool, IdleWorkersSleepAndWakeThroughTheGivenBlocking) {
+  SeamOnly seam;
+  comm::CountingBlocking blocking;
+  std::atomic<int> finished{0};
+  Job job;
+  {
+    WorkerPool<Job> pool(
+        2, [](Job* j) { j->ran_on = std::this_thread::get_id(); }, [&] { ++finished; },
+        [&](std::function<void()> body) { return seam.start_thread(std::move(body)); }, blocking);
+    // Nothing to do: both workers go to sleep through the seam.
+    while (blocking.waits() < 2) std::this_thread::yield();
+    pool.push(&job);
+    while (finished.load() == 0) std::this_thread::yield();
+  }
+  EXPECT_GE(blocking.wakes(), 1u);  // the push woke a sleeper
+  EXPECT_NE(job.ran_on, std::this_thread::get_id());
+}
+
+TEST(TransportSeam, DefaultSleepWaitsAtLeastAsLongAsAsked) {
+  SeamOnly seam;
+  const auto before = std::chrono::steady_clock::now();
+  seam.sleep_ns(2'000'000);
+  EXPECT_GE(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(2));
+}
+
+}  // namespace
+}  // namespace taskgrid::exec
