@@ -10,8 +10,8 @@
 # TASKGRID_STATS=1 and fails unless the job passed AND the stats show the
 # strategy really ran (--expect none|routes|mpi|some, --expect-multichunk).
 #
-#   runtime.broadcast.<mode>.np<R>.<strategy>     R in 2 3 4 7, every strategy,
-#       both modes, TASKGRID_BCAST_MIN_BYTES=0 (versions of any size, 0 and
+#   runtime.broadcast.<mode>.np<R>.<strategy>     R in 2 3 4 7, every strategy
+#       (spmd: fewer, see below), TASKGRID_BCAST_MIN_BYTES=0 (versions of any size, 0 and
 #       1 byte included, are broadcast). At 2 ranks there is never a
 #       broadcast (it needs two reader ranks besides the holder): expect none.
 #   ...<strategy>.bcast_chunk1000    TASKGRID_BCAST_CHUNK=1000 (pipeline, auto)
@@ -90,14 +90,22 @@ function(taskgrid_broadcast_test mode ranks strategy)
     TIMEOUT 120)
 endfunction()
 
-# Every mode x ranks x strategy.
-foreach(mode IN ITEMS cluster spmd)
-  foreach(ranks IN ITEMS 2 3 4 7)
-    foreach(strategy IN LISTS _taskgrid_broadcast_strategies)
-      taskgrid_broadcast_test(${mode} ${ranks} ${strategy})
-    endforeach()
+# Every mode x ranks x strategy in cluster mode. In spmd mode the loopback
+# suite (taskgrid_loopback_tests, LoopbackBroadcast) runs tree, pipeline, p2p
+# and mpi at 3, 4 and 7 ranks against sequential execution, so here spmd
+# runs every strategy at 4 ranks, none and auto at 7 (what the loopback suite
+# does not run) and auto alone at 2 (no broadcast happens at 2 ranks).
+foreach(ranks IN ITEMS 2 3 4 7)
+  foreach(strategy IN LISTS _taskgrid_broadcast_strategies)
+    taskgrid_broadcast_test(cluster ${ranks} ${strategy})
   endforeach()
 endforeach()
+foreach(strategy IN LISTS _taskgrid_broadcast_strategies)
+  taskgrid_broadcast_test(spmd 4 ${strategy})
+endforeach()
+taskgrid_broadcast_test(spmd 7 none)
+taskgrid_broadcast_test(spmd 7 auto)
+taskgrid_broadcast_test(spmd 2 auto)
 
 # Pipeline chunks of 1000 bytes: a 1 MiB version goes out in ~1000 chunks.
 # auto chooses mpi on one node, and between tree and pipeline from the

@@ -3,6 +3,7 @@
 
     check_taskbench_run.py [--tasks N] [--deps N] [--flops N] [--bytes N]
                            [--status S] [--stdout-once TEXT] [--stderr-once TEXT]
+                           [--vector NAME|TASKS|DEPS|FLOPS|BYTES|FLAGS ...]
                            -- COMMAND...
 
 The report lines `Total Tasks`, `Total Dependencies`, `Total FLOPs` and
@@ -11,6 +12,12 @@ must be S (default 0), and each --stdout-once / --stderr-once TEXT (repeatable) 
 exactly once in that stream (under MPI, usage errors and help come from rank 0
 only). Exits 0 on success, 1 with
 a reason otherwise.
+
+--vector (repeatable) runs several spec vectors in one process: their graph
+flags (space separated) are appended to COMMAND joined by -and, and the
+totals expected are their sums (Task Bench reports the totals of all graphs),
+so one launch of mpiexec checks them all. A batch that fails is run again one
+vector at a time, to name the vectors that fail alone.
 """
 
 import argparse
@@ -34,12 +41,50 @@ def main() -> int:
     parser.add_argument("--stdout-once", action="append")
     parser.add_argument("--stderr-once", action="append")
     parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("--vector", action="append", default=[],
+                        help="NAME|TASKS|DEPS|FLOPS|BYTES|FLAGS, run with the others in one process")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no command")
+    if args.vector:
+        return check_vectors(args, command)
+    return check(args, command)
 
+
+def parse_vector(text):
+    parts = text.split("|")
+    if len(parts) != 6:
+        raise SystemExit(f"error: --vector {text!r}: expected NAME|TASKS|DEPS|FLOPS|BYTES|FLAGS")
+    name, *totals, flags = parts
+    return name, dict(zip(TOTALS, (int(t) for t in totals))), flags.split()
+
+
+def check_vectors(args, command):
+    """The vectors joined by -and in one run; on failure, each alone to name the culprits."""
+    vectors = [parse_vector(text) for text in args.vector]
+    joined = list(command)
+    for index, (_, _, flags) in enumerate(vectors):
+        joined += (["-and"] if index else []) + flags
+    for key in TOTALS:
+        setattr(args, key, sum(totals[key] for _, totals, _ in vectors))
+    names = " ".join(name for name, _, _ in vectors)
+    print(f"vectors: {names}")
+    if check(args, joined) == 0:
+        return 0
+    print("the batch failed; each vector alone:")
+    failing = []
+    for name, totals, flags in vectors:
+        for key in TOTALS:
+            setattr(args, key, totals[key])
+        if check(args, list(command) + flags, quiet=True) != 0:
+            failing.append(name)
+    print(f"FAIL: vectors failing alone: {' '.join(failing) or 'none (only together)'}")
+    return 1
+
+
+def check(args, command, quiet=False):
     try:
         run = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
@@ -66,11 +111,13 @@ def main() -> int:
 
     if failures:
         print(f"command: {' '.join(command)}")
-        print(f"--- stdout ---\n{run.stdout}--- stderr ---\n{run.stderr}---")
+        if not quiet:
+            print(f"--- stdout ---\n{run.stdout}--- stderr ---\n{run.stderr}---")
         for failure in failures:
             print(f"FAIL: {failure}")
         return 1
-    print(f"PASS: {' '.join(command)}")
+    if not quiet:
+        print(f"PASS: {' '.join(command)}")
     return 0
 
 

@@ -3,7 +3,9 @@
 #
 # Each spec section 10 vector runs under mpiexec (mpi: 1, 2, 4 ranks;
 # mpi_omp: 1, 2 ranks with -worker 1 and 2) and must exit 0 with the spec's
-# totals. The systems validate every input of every task and compare the
+# totals; the vectors of one configuration run in one process
+# (taskbench_mpi.<system>.np<R>[.w<W>].vectors, vector_batches.cmake), those
+# with a flag of the whole run alone. The systems validate every input of every task and compare the
 # executed task count with the totals, so a wrong, missing or misordered
 # message, or a skipped task, fails the run. Graphs stay small: 4 ranks on a
 # 2-core machine busy-poll.
@@ -22,8 +24,24 @@ function(_taskbench_mpi_test name system ranks threads)
                                            PROCESSORS ${processors})
 endfunction()
 
+# The configurations every vector runs in: mpi at 1, 2, 4 ranks; mpi_omp at 1
+# and 2 ranks with 1 and 2 workers (name suffix, system, ranks, threads).
+set(_taskbench_mpi_configs mpi.np1:mpi:1:1 mpi.np2:mpi:2:1 mpi.np4:mpi:4:1
+    mpi_omp.np1.w1:mpi_omp:1:1 mpi_omp.np1.w2:mpi_omp:1:2 mpi_omp.np2.w1:mpi_omp:2:1
+    mpi_omp.np2.w2:mpi_omp:2:2)
+
 # taskbench_mpi_vector(<name> <tasks> <deps> <flops> <bytes> <flags>...)
+# Joins the configurations' batches, or runs alone in each.
 function(taskbench_mpi_vector name tasks deps flops bytes)
+  taskbench_vector_spec(spec ${name} ${tasks} ${deps} ${flops} ${bytes} ${ARGN})
+  if(spec)
+    foreach(config IN LISTS _taskbench_mpi_configs)
+      string(REPLACE ":" ";" config "${config}")
+      list(GET config 0 suffix)
+      taskbench_batch_add(taskbench_mpi.${suffix} "${spec}")
+    endforeach()
+    return()
+  endif()
   set(check --tasks ${tasks} --deps ${deps} --flops ${flops} --bytes ${bytes})
   foreach(ranks IN ITEMS 1 2 4)
     _taskbench_mpi_test(taskbench_mpi.mpi.np${ranks}.${name} mpi ${ranks} 1
@@ -88,6 +106,23 @@ taskbench_mpi_vector(width3_all_to_all 30 81 0 0 -steps 10 -width 3 -type all_to
 taskbench_mpi_vector(output100 40 90 0 0 -steps 10 -width 4 -type stencil_1d -output 100)
 taskbench_mpi_vector(broadcast4099 20 64 0 0
                      -steps 5 -width 4 -type all_to_all -broadcast 4099)
+
+# Each configuration's batch of vectors, in one process.
+foreach(_config IN LISTS _taskbench_mpi_configs)
+  string(REPLACE ":" ";" _config "${_config}")
+  list(GET _config 0 _suffix)
+  list(GET _config 1 _system)
+  list(GET _config 2 _ranks)
+  list(GET _config 3 _threads)
+  taskbench_batch_check(_check taskbench_mpi.${_suffix})
+  set(_run "")
+  if(_system STREQUAL "mpi_omp")
+    set(_run -worker ${_threads})
+  endif()
+  _taskbench_mpi_test(taskbench_mpi.${_suffix}.vectors ${_system} ${_ranks} ${_threads}
+                      CHECK ${_check} RUN ${_run})
+  set_tests_properties(taskbench_mpi.${_suffix}.vectors PROPERTIES TIMEOUT 240)
+endforeach()
 
 # Usage errors and -h: printed once (rank 0), same status on every rank.
 foreach(system IN ITEMS mpi mpi_omp)

@@ -2,7 +2,9 @@
 # tests/taskbench/CMakeLists.txt where the target taskbench-omp_target exists
 # (bench/taskbench/omp_target.cmake, TASKGRID_OFFLOAD).
 #
-# Each vector must exit 0 with the spec's totals. Every task region validates
+# Each vector must exit 0 with the spec's totals; the vectors of one
+# configuration run in one process (taskbench.omp_target.<suffix>.vectors,
+# vector_batches.cmake), those with a flag of the whole run alone. Every task region validates
 # every record of every input (and the -broadcast buffer) on its device, and
 # the task and input counts the devices report are compared with the graph
 # totals, so a wrong, missing or stale copy between devices, or a skipped
@@ -37,11 +39,16 @@ endfunction()
 
 function(taskbench_omp_target_tests suffix launcher environment)
   set(prefix taskbench.omp_target.${suffix})
-  # _vector(<name> <tasks> <deps> <flops> <bytes> <flags>...)
+  # _vector(<name> <tasks> <deps> <flops> <bytes> <flags>...): joins the batch ${prefix}.
   macro(_vector name tasks deps flops bytes)
-    _omp_target_test(${prefix}.${name} "${launcher}" "${environment}"
-                     CHECK --tasks ${tasks} --deps ${deps} --flops ${flops} --bytes ${bytes}
-                     RUN ${ARGN})
+    taskbench_vector_spec(_spec ${name} ${tasks} ${deps} ${flops} ${bytes} ${ARGN})
+    if(_spec)
+      taskbench_batch_add(${prefix} "${_spec}")
+    else()
+      _omp_target_test(${prefix}.${name} "${launcher}" "${environment}"
+                       CHECK --tasks ${tasks} --deps ${deps} --flops ${flops} --bytes ${bytes}
+                       RUN ${ARGN})
+    endif()
   endmacro()
 
   # Spec section 10: every type, kernel and -and case (vector 3 shortened to
@@ -105,6 +112,10 @@ function(taskbench_omp_target_tests suffix launcher environment)
   _vector(field1 120 684 0 0 -steps 20 -width 6 -type all_to_all -field 1)
   _vector(nodes2 800 2178 0 0 -steps 100 -width 8 -type stencil_1d -nodes 2 -output 64)
   _vector(worker1 160 418 0 0 -steps 20 -width 8 -type stencil_1d -worker 1)
+
+  taskbench_batch_check(_check ${prefix})
+  _omp_target_test(${prefix}.vectors "${launcher}" "${environment}" CHECK ${_check} RUN)
+  set_tests_properties(${prefix}.vectors PROPERTIES TIMEOUT 240)
 
   # Usage errors and -h: printed once, before any device is used.
   _omp_target_test(${prefix}.usage_error "${launcher}" "${environment}"

@@ -2,7 +2,9 @@
 # Included from tests/taskbench/CMakeLists.txt.
 #
 # Each spec section 10 vector runs under mpiexec at 1, 2, 3 and 4 ranks and
-# must exit 0 with the spec's totals. Every task validates every record of
+# must exit 0 with the spec's totals; the vectors of one rank count run in
+# one process (taskbench.taskgrid_spmd.np<R>.vectors, vector_batches.cmake),
+# those with a flag of the whole run alone. Every task validates every record of
 # every input (and the -broadcast buffer), and the executed task and input
 # counts of all ranks are compared with the totals, so a wrong or missing
 # edge, or a task skipped or run twice, fails the run. 3 ranks: widths not
@@ -14,17 +16,9 @@ function(_taskgrid_spmd_test name ranks)
   _taskgrid_test(${name} ${ranks} SYSTEM taskgrid_spmd ${ARGN})
 endfunction()
 
-# taskgrid_spmd_vector(<name> <tasks> <deps> <flops> <bytes> [RANKS "<n>;..."] <flags>...)
-function(taskgrid_spmd_vector name tasks deps flops bytes)
-  cmake_parse_arguments(PARSE_ARGV 5 arg "" "RANKS" "")
-  if(NOT arg_RANKS)
-    set(arg_RANKS 1 2 3 4)
-  endif()
-  foreach(ranks IN LISTS arg_RANKS)
-    _taskgrid_spmd_test(taskbench.taskgrid_spmd.np${ranks}.${name} ${ranks}
-                        CHECK --tasks ${tasks} --deps ${deps} --flops ${flops} --bytes ${bytes}
-                        RUN ${arg_UNPARSED_ARGUMENTS})
-  endforeach()
+# taskgrid_spmd_vector(<name> <tasks> <deps> <flops> <bytes> [RANKS <n>...] <flags>...)
+function(taskgrid_spmd_vector)
+  _taskgrid_system_vector(taskgrid_spmd "1,2,3,4" ${ARGN})
 endfunction()
 
 # Spec section 10 vectors (vector 3 shortened to 100 steps).
@@ -71,6 +65,7 @@ taskgrid_spmd_vector(broadcast_1MiB 8 10 0 0 RANKS 3 4 -steps 2 -width 4 -type s
                      -broadcast 1048579)
 taskgrid_spmd_vector(broadcast_no_warmup 8 10 0 0 RANKS 4 -steps 2 -width 4 -type stencil_1d
                      -broadcast 1048579 -taskgrid:warmup 0)
+_taskgrid_batch_tests(taskgrid_spmd "" 1 2 3 4)
 _taskgrid_spmd_test(taskbench.taskgrid_spmd.np2.warmup_bogus 2
                     CHECK --status 2
                           --stderr-once "error: Invalid flag \"-taskgrid:warmup 2\" must be 0 or 1"

@@ -2,7 +2,9 @@
 # from tests/taskbench/CMakeLists.txt.
 #
 # Each spec section 10 vector runs under mpiexec at 1, 2 and 4 ranks and must
-# exit 0 with the spec's totals. Every task validates every record of every
+# exit 0 with the spec's totals; the vectors of one rank count run in one
+# process (taskbench.taskgrid.np<R>.vectors, vector_batches.cmake), those with
+# a flag of the whole run alone. Every task validates every record of every
 # input (and the -broadcast buffer), and the executed task and input counts
 # of all ranks are compared with the totals, so a wrong or missing edge or a
 # skipped task fails the run. TASKGRID_THREADS=1: one task thread per rank
@@ -31,17 +33,58 @@ function(_taskgrid_test name ranks)
     LABELS "mpi;${arg_SYSTEM}" TIMEOUT 60 PROCESSORS ${processors})
 endfunction()
 
-# taskgrid_vector(<name> <tasks> <deps> <flops> <bytes> [RANKS "<n>;..."] <flags>...)
-function(taskgrid_vector name tasks deps flops bytes)
-  cmake_parse_arguments(PARSE_ARGV 5 arg "" "RANKS" "")
-  if(NOT arg_RANKS)
-    set(arg_RANKS 1 2 4)
-  endif()
-  foreach(ranks IN LISTS arg_RANKS)
-    _taskgrid_test(taskbench.taskgrid.np${ranks}.${name} ${ranks}
-                   CHECK --tasks ${tasks} --deps ${deps} --flops ${flops} --bytes ${bytes}
-                   RUN ${arg_UNPARSED_ARGUMENTS})
+# _taskgrid_system_vector(<system> <default ranks, comma separated> <name> <tasks> <deps>
+#                         <flops> <bytes> [RANKS <n>...] <flags>...)
+# Joins the batch taskbench.<system>.np<R> of each rank count, or runs alone.
+# Shared by taskgrid_spmd_system.cmake.
+function(_taskgrid_system_vector system default_ranks name tasks deps flops bytes)
+  # RANKS takes the numbers that follow it (the flags start with "-").
+  set(rank_counts "")
+  set(flags "")
+  set(in_ranks FALSE)
+  foreach(arg IN LISTS ARGN)
+    if(arg STREQUAL "RANKS")
+      set(in_ranks TRUE)
+    elseif(in_ranks AND arg MATCHES "^[0-9]+$")
+      list(APPEND rank_counts ${arg})
+    else()
+      set(in_ranks FALSE)
+      list(APPEND flags ${arg})
+    endif()
   endforeach()
+  if(NOT rank_counts)
+    string(REPLACE "," ";" rank_counts "${default_ranks}")
+  endif()
+  taskbench_vector_spec(spec ${name} ${tasks} ${deps} ${flops} ${bytes} ${flags})
+  foreach(ranks IN LISTS rank_counts)
+    if(spec)
+      taskbench_batch_add(taskbench.${system}.np${ranks} "${spec}")
+    else()
+      _taskgrid_test(taskbench.${system}.np${ranks}.${name} ${ranks} SYSTEM ${system}
+                     CHECK --tasks ${tasks} --deps ${deps} --flops ${flops} --bytes ${bytes}
+                     RUN ${flags})
+    endif()
+  endforeach()
+endfunction()
+
+# _taskgrid_batch_tests(<system> <batch suffix> <ranks>... [ENV ...] [RUN ...]):
+# the test of each rank count's batch taskbench.<system>.np<R><suffix>.
+function(_taskgrid_batch_tests system suffix)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "ENV;RUN")
+  foreach(ranks IN LISTS arg_UNPARSED_ARGUMENTS)
+    set(batch taskbench.${system}.np${ranks}${suffix})
+    taskbench_batch_check(check ${batch})
+    if(check)
+      _taskgrid_test(${batch}.vectors ${ranks} SYSTEM ${system} ENV ${arg_ENV}
+                     CHECK ${check} RUN ${arg_RUN})
+      set_tests_properties(${batch}.vectors PROPERTIES TIMEOUT 240)
+    endif()
+  endforeach()
+endfunction()
+
+# taskgrid_vector(<name> <tasks> <deps> <flops> <bytes> [RANKS <n>...] <flags>...)
+function(taskgrid_vector)
+  _taskgrid_system_vector(taskgrid "1,2,4" ${ARGN})
 endfunction()
 
 # Spec section 10 vectors (vector 3 shortened to 100 steps).
@@ -85,6 +128,8 @@ taskgrid_vector(broadcast_1MiB 8 10 0 0 RANKS 3 4 -steps 2 -width 4 -type stenci
 taskgrid_vector(broadcast_no_warmup 8 10 0 0 RANKS 4 -steps 2 -width 4 -type stencil_1d
                 -broadcast 1048579 -taskgrid:warmup 0)
 
+_taskgrid_batch_tests(taskgrid "" 1 2 4)
+
 # -taskgrid:placement scheduler: no hints, each scheduler places every task.
 foreach(scheduler IN ITEMS round_robin locality heft)
   foreach(ranks IN ITEMS 2 4)
@@ -123,17 +168,28 @@ _taskgrid_test(taskbench.taskgrid.np2.help 2
 # and 4 ranks the data moves between the ranks' devices.
 # taskgrid_device_vector(<system> <name> <tasks> <deps> <flops> <bytes>
 #                        <flags>... [RANKS <n>...] [ENV <var=value>...])
+# Vectors without an environment of their own and without flags of the whole
+# run join the batch taskbench.<system>.np<R>.device (one process per rank
+# count, -taskgrid:device gpu); the others run alone.
 function(taskgrid_device_vector system name tasks deps flops bytes)
   cmake_parse_arguments(PARSE_ARGV 6 arg "" "" "RANKS;ENV")
   if(NOT arg_RANKS)
     set(arg_RANKS 1 2 4)
   endif()
+  set(graph -kernel gpu_compute_bound -gpu-lanes 64 -iter 8 ${arg_UNPARSED_ARGUMENTS})
+  set(spec "")
+  if(NOT arg_ENV)
+    taskbench_vector_spec(spec device_${name} ${tasks} ${deps} ${flops} ${bytes} ${graph})
+  endif()
   foreach(ranks IN LISTS arg_RANKS)
+    if(spec)
+      taskbench_batch_add(taskbench.${system}.np${ranks}.device "${spec}")
+      continue()
+    endif()
     _taskgrid_test(taskbench.${system}.np${ranks}.device_${name} ${ranks} SYSTEM ${system}
                    ENV TASKGRID_DEVICE=emulated TASKGRID_EMULATED_DEVICES=1 ${arg_ENV}
                    CHECK --tasks ${tasks} --deps ${deps} --flops ${flops} --bytes ${bytes}
-                   RUN -taskgrid:device gpu -kernel gpu_compute_bound -gpu-lanes 64 -iter 8
-                       ${arg_UNPARSED_ARGUMENTS})
+                   RUN -taskgrid:device gpu ${graph})
   endforeach()
 endfunction()
 
@@ -144,6 +200,9 @@ function(taskgrid_device_cases system)
   taskgrid_device_vector(${system} fft 40 80 163840 0 -steps 5 -width 8 -type fft)
   taskgrid_device_vector(${system} all_to_all 25 100 102400 0 -steps 5 -width 5 -type all_to_all)
   taskgrid_device_vector(${system} tree 31 30 126976 0 -steps 6 -width 8 -type tree)
+  _taskgrid_batch_tests(${system} .device 1 2 4
+                        ENV TASKGRID_DEVICE=emulated TASKGRID_EMULATED_DEVICES=1
+                        RUN -taskgrid:device gpu)
   # Two devices per rank, an odd output size, the -broadcast buffer checked on the device.
   taskgrid_device_vector(${system} two_devices_broadcast 20 64 81920 0
                          -steps 5 -width 4 -type all_to_all -output 100 -broadcast 4099
