@@ -14,11 +14,15 @@ void* Backend::allocate_staging(size_t bytes) {
 
 void Backend::release_staging(void* pointer) { ::operator delete (pointer, std::align_val_t{64}); }
 
+std::optional<BackendKind> find_backend_kind(std::string_view name) {
+  for (BackendKind kind :
+       {BackendKind::none, BackendKind::emulated, BackendKind::cuda, BackendKind::automatic})
+    if (name == backend_kind_name(kind)) return kind;
+  return std::nullopt;
+}
+
 BackendKind parse_backend_kind(const std::string& value) {
-  if (value == "none") return BackendKind::none;
-  if (value == "emulated") return BackendKind::emulated;
-  if (value == "cuda") return BackendKind::cuda;
-  if (value == "auto") return BackendKind::automatic;
+  if (const std::optional<BackendKind> kind = find_backend_kind(value)) return *kind;
   throw Error("TASKGRID_DEVICE=" + value + ": not a device backend (none, emulated, cuda or auto)");
 }
 

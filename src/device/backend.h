@@ -17,7 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace taskgrid::device {
 
@@ -91,6 +93,9 @@ enum class BackendKind : uint8_t { none, emulated, cuda, automatic };
 
 // The choice of TASKGRID_DEVICE: "none", "emulated", "cuda" or "auto" (CUDA if
 // a GPU is there, else none). Throws taskgrid::Error for another value.
+// nullopt for a name that is no backend kind (TASKGRID_DEVICE's values).
+std::optional<BackendKind> find_backend_kind(std::string_view name);
+// Throws taskgrid::Error naming the kinds.
 BackendKind parse_backend_kind(const std::string& value);
 const char* backend_kind_name(BackendKind kind);
 

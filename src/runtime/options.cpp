@@ -33,26 +33,27 @@ long long read_number(const char* name, const char* value, long long low, long l
   return number;
 }
 
-// One of `choices`, as its enum value; otherwise throws naming them
-// ("NAME="VALUE" is not <what>; choose <listed>").
-template <typename Enum>
-Enum read_choice(const char* name, const char* value,
-                 std::initializer_list<std::pair<const char*, Enum>> choices, const char* what,
-                 const char* listed) {
-  for (const auto& [text, choice] : choices)
-    if (std::strcmp(value, text) == 0) return choice;
-  throw Error(std::string("taskgrid: ") + name + "=\"" + value + "\" is not " + what + "; choose " +
-              listed);
-}
-
 // A value parsed by the layer that owns its names (`parse` returns nullopt
-// for no such name); otherwise throws as read_choice does.
+// for no such name); otherwise throws "NAME="VALUE" is not <what>; choose <listed>".
 template <typename Enum, typename Parse>
 Enum read_named(const char* name, const char* value, Parse parse, const char* what,
                 const char* listed) {
   if (const std::optional<Enum> parsed = parse(value)) return *parsed;
   throw Error(std::string("taskgrid: ") + name + "=\"" + value + "\" is not " + what + "; choose " +
               listed);
+}
+
+// One of `choices` (names this file owns), as its enum value; otherwise throws as read_named.
+template <typename Enum>
+Enum read_choice(const char* name, const char* value,
+                 std::initializer_list<std::pair<const char*, Enum>> choices, const char* what,
+                 const char* listed) {
+  const auto lookup = [choices](const char* text) -> std::optional<Enum> {
+    for (const auto& [choice_name, choice] : choices)
+      if (std::strcmp(text, choice_name) == 0) return choice;
+    return std::nullopt;
+  };
+  return read_named<Enum>(name, value, lookup, what, listed);
 }
 
 // Seconds in [0, high], fractions allowed; otherwise throws.
@@ -175,14 +176,9 @@ const Setting kSettings[] = {
      "devices for tasks with a device implementation: auto (CUDA GPUs if any), cuda, emulated "
      "or none",
      [](RuntimeOptions& o, const char* name, const char* value) {
-       using device::BackendKind;
-       o.device =
-           read_choice<device::BackendKind>(name, value,
-                                            {{"auto", BackendKind::automatic},
-                                             {"cuda", BackendKind::cuda},
-                                             {"emulated", BackendKind::emulated},
-                                             {"none", BackendKind::none}},
-                                            "a device backend", "auto, cuda, emulated or none");
+       o.device = read_named<device::BackendKind>(
+           name, value, [](const char* text) { return device::find_backend_kind(text); },
+           "a device backend", "auto, cuda, emulated or none");
      },
      nullptr, true},
     {"TASKGRID_EMULATED_DEVICES", "1", "devices per rank when TASKGRID_DEVICE=emulated (1 to 64)",

@@ -11,7 +11,7 @@ namespace {
 class RoundRobin final : public PlacementPolicy {
  public:
   explicit RoundRobin(int ranks) : ranks_(ranks) {}
-  const char* name() const override { return "round_robin"; }
+  const char* name() const override { return scheduler_name(Scheduler::round_robin); }
   int place(const PlacementRequest&) override {
     const int rank = next_;
     next_ = (next_ + 1) % ranks_;
@@ -29,7 +29,7 @@ class Locality final : public PlacementPolicy {
  public:
   explicit Locality(int ranks)
       : in_flight_(static_cast<size_t>(ranks), 0), bytes_(in_flight_.size()) {}
-  const char* name() const override { return "locality"; }
+  const char* name() const override { return scheduler_name(Scheduler::locality); }
   int place(const PlacementRequest& request) override {
     std::fill(bytes_.begin(), bytes_.end(), 0);
     for (size_t i = 0; i < request.num_inputs; ++i) {
@@ -72,7 +72,7 @@ class Heft final : public PlacementPolicy {
       any_devices_ |= count > 0;
     }
   }
-  const char* name() const override { return "heft"; }
+  const char* name() const override { return scheduler_name(Scheduler::heft); }
 
   int place(const PlacementRequest& request) override { return best(request, -1).rank; }
 
