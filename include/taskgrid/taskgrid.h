@@ -184,6 +184,12 @@ int tg_enter_data_owner(void* host, size_t bytes, int owner, tg_data* out);
 int tg_fetch(tg_data data);
 /* `target exit data map(from:)`: tg_fetch then tg_release. */
 int tg_exit_data(tg_data data);
+/* spmd mode: the same into `rank`'s host buffer, or TG_ALL_RANKS into every
+ * rank's (taskgrid::fetch(h, rank)); every rank makes the same call. Cluster
+ * mode: `rank` must be 0. */
+#define TG_ALL_RANKS (-1)
+int tg_fetch_to(tg_data data, int rank);
+int tg_exit_data_to(tg_data data, int rank);
 /* Forgets `data` once the tasks already submitted on it are done. */
 int tg_release(tg_data data);
 /* The rank that owns `data` (spmd: where tasks writing it run by default).

@@ -253,6 +253,16 @@ bool is_spmd();
 void fetch(DataHandle h);
 // `target exit data map(from:)`: fetch(h) then release(h).
 void exit_data(DataHandle h);
+// Results back to any rank (spmd mode): fetch(h) into `rank`'s host buffer
+// (the one it gave at enter_data), or with all_ranks into every rank's. A
+// call every rank makes at the same point of its sequence (the divergence
+// check compares it); the runtime moves the data (one transfer per rank that
+// lacks the latest version). Cluster mode: only rank 0 has the program's
+// buffers, so `rank` must be 0.
+constexpr int all_ranks = -1;
+void fetch(DataHandle h, int rank);
+// fetch(h, rank) then release(h).
+void exit_data(DataHandle h, int rank);
 // Forgets `h` once the tasks already submitted on it are done; its versions
 // are reclaimed on every rank.
 void release(DataHandle h);

@@ -16,5 +16,22 @@ namespace taskgrid::core {
 [[noreturn]] void fail_job(int rank, const std::string& message, int exit_status);
 // The transport whose abort ends the job (nullptr: only this process exits).
 void set_abort_transport(comm::Transport* transport);
+// True once fail_job has begun: the job is ending on purpose, so the exit
+// guard of the API (a rank leaving before finish()) has nothing to add.
+bool job_failing();
+
+// The rank that messages name: before MPI starts, the launcher's (PMI_RANK,
+// OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID; -1 for a process started
+// alone), afterwards MPI's (set by start()).
+int launcher_rank();
+void set_message_rank(int rank);
+int message_rank();
+
+// Makes an uncaught taskgrid::Error end the job through fail_job (one whole
+// line "error: taskgrid: rank R: <what>", status 2) instead of the default
+// "terminate called ..." that ranks interleave; other exceptions keep the
+// default path. Installed when the library loads and again where the API can
+// throw before that (a registration at static initialisation). Idempotent.
+void install_terminate_handler();
 
 }  // namespace taskgrid::core

@@ -11,6 +11,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/failure.h"
+
 namespace taskgrid {
 namespace detail {
 namespace {
@@ -133,11 +135,15 @@ FunctionId register_functions(const char* who, const char* name, TaskFunction cp
 }  // namespace
 
 FunctionId register_function(const char* name, TaskFunction fn) {
+  // Registrations run at static initialisation, possibly before the library's
+  // own: an error here must already end with a message, not "terminate called".
+  core::install_terminate_handler();
   if (!name || !*name || !fn) throw Error("taskgrid::register_function: empty name or function");
   return register_functions("taskgrid::register_function", name, fn, nullptr);
 }
 
 FunctionId register_device_function(const char* name, TaskFunction cpu, TaskFunction device) {
+  core::install_terminate_handler();
   constexpr const char* kWho = "taskgrid::register_device_function";
   if (!name || !*name || !device)
     throw Error(std::string(kWho) + ": empty name or device function");

@@ -11,8 +11,10 @@
 namespace taskgrid::plan {
 namespace {
 
-// Marks an enter_data record's shape (a task's shape stays below 2^63).
+// Mark an enter_data and a fetch record's shape (a task's shape stays below
+// 2^62: fewer than 2^30 argument bytes).
 constexpr uint64_t kData = uint64_t{1} << 63;
+constexpr uint64_t kFetch = uint64_t{1} << 62;
 // One per kind of word pair, so that pairs of different kinds never collide.
 constexpr uint64_t kHeadSeed = 0x9E3779B97F4A7C15ULL;
 constexpr uint64_t kAccessSeed = 0xBF58476D1CE4E5B9ULL;
@@ -119,10 +121,18 @@ void DivergenceCheck::record_task(uint32_t function, const DataAccess* accesses,
 }
 
 void DivergenceCheck::record_data(size_t bytes, int owner) {
+  record_call(uint64_t{static_cast<uint32_t>(owner)} << 32, bytes | kData);
+}
+
+void DivergenceCheck::record_fetch(uint64_t handle, int to) {
+  record_call(uint64_t{static_cast<uint32_t>(to)} << 32, handle | kFetch);
+}
+
+void DivergenceCheck::record_call(uint64_t head, uint64_t shape) {
   Record& record = ring_[count_ & mask_];
-  record.head = uint64_t{static_cast<uint32_t>(owner)} << 32;
-  record.shape = bytes | kData;
-  hash_ = mix(hash_, record.head, record.shape, kHeadSeed);
+  record.head = head;
+  record.shape = shape;
+  hash_ = mix(hash_, head, shape, kHeadSeed);
   record.hash = hash_;
   count_ += 1;
 }
@@ -191,6 +201,14 @@ std::string DivergenceCheck::describe(uint64_t position) const {
   if (r.shape & kData)
     return "submission #" + std::to_string(number) + " is enter_data(" +
            std::to_string(r.shape & ~kData) + " bytes, owner " + std::to_string(hint) + ")";
+  if (r.shape & kFetch) {
+    // hint: -2 (the owner), -1 (all ranks) or a rank; see Planner::fetch.
+    const std::string to = hint == -2   ? "the owner"
+                           : hint == -1 ? "all ranks"
+                                        : "rank " + std::to_string(hint);
+    return "submission #" + std::to_string(number) + " is fetch(handle " +
+           std::to_string(r.shape & ~kFetch) + ", to " + to + ")";
+  }
   const uint64_t accesses = r.shape & 0xFFFFFFFFu;
   const detail::RegisteredFunction* f =
       detail::find_function(FunctionId{static_cast<uint32_t>(r.head)});

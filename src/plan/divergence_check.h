@@ -43,6 +43,8 @@ class DivergenceCheck {
   void record_task(uint32_t function, const DataAccess* accesses, size_t count, int rank_hint,
                    const void* args, size_t args_bytes);
   void record_data(size_t bytes, int owner);
+  // A fetch of `handle` into `to`'s host buffer (Planner::kHome, kAllRanks or a rank).
+  void record_fetch(uint64_t handle, int to);
   bool due() const { return count_ - window_start_ >= interval_; }
   // Collective. Returns when all ranks agree; otherwise ends the job.
   void check();
@@ -52,6 +54,8 @@ class DivergenceCheck {
   std::optional<std::string> compare();
 
  private:
+  // A call other than a task (enter_data, fetch): its head and marked shape.
+  void record_call(uint64_t head, uint64_t shape);
   // One cache line, written with plain stores on every submission.
   struct alignas(64) Record {
     uint64_t hash;      // the running hash after this submission

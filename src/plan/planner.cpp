@@ -331,27 +331,43 @@ void Planner::wait(DataHandle handle) {
   wait_until(lock, [&] { return tracker.state(handle).tasks_in_flight == 0; });
 }
 
-void Planner::fetch(DataHandle handle) {
+void Planner::fetch(DataHandle handle, int to) {
+  if (to != kHome && to != kAllRanks && (to < 0 || to >= config_.ranks))
+    throw Error("taskgrid::fetch: rank " + std::to_string(to) +
+                " is not a rank of this job (0 to " + std::to_string(config_.ranks - 1) +
+                ", or taskgrid::all_ranks)");
+  if (!spmd() && to != kHome && to != 0)
+    throw Error("taskgrid::fetch: to rank " + std::to_string(to) +
+                " in cluster mode, where only rank 0 runs the program and has its buffers; "
+                "fetch to a chosen rank is for spmd mode");
   std::unique_lock lock(mutex_);
   graph::DependencyTracker& tracker = analysis_.tracker();
   graph::HandleState& state = tracker.state(handle);
-  const int home = spmd() ? state.owner : 0;
   const uint64_t version = state.current_version;
   const data::VersionInfo& info = plan::Analysis::entry_of(version, state);
-  comm::wire::Fetch fetch{version, -1, 0, state.host, state.bytes};
-  // No host buffer (a 0-byte handle entered with nullptr): nothing to bring
-  // home, so no transfer may be ordered either (nobody would receive it).
-  if (!info.holds(home) && state.host) {
-    fetch.source = info.source();
-    fetch.tag = tags_.next();
-    if (batches_.emits_for(fetch.source))
-      batches_.to(fetch.source)
-          .add(comm::wire::Kind::send, comm::wire::Send{version, home, fetch.tag});
-  }
-  const bool receives = batches_.emits_for(home) && state.host;
-  if (receives) {
-    batches_.to(home).add(comm::wire::Kind::fetch, fetch);
-    fetches_pending_.insert(version);
+  // In the sequence every spmd rank must submit alike: a rank that fetches
+  // elsewhere would wait for a transfer nobody orders.
+  if (config_.divergence) config_.divergence->record_fetch(handle.id, to);
+  const int first = to == kAllRanks ? 0 : to == kHome ? (spmd() ? state.owner : 0) : to;
+  const int last = to == kAllRanks ? config_.ranks - 1 : first;
+  bool receives = false;
+  for (int home = first; home <= last; ++home) {
+    comm::wire::Fetch fetch{version, -1, 0, state.host, state.bytes};
+    // No host buffer (a 0-byte handle entered with nullptr): nothing to bring
+    // home, so no transfer may be ordered either (nobody would receive it).
+    if (!info.holds(home) && state.host) {
+      fetch.source = info.source();
+      fetch.tag = tags_.next();
+      if (batches_.emits_for(fetch.source))
+        batches_.to(fetch.source)
+            .add(comm::wire::Kind::send, comm::wire::Send{version, home, fetch.tag});
+    }
+    // spmd: each rank emits only its own receive; cluster: only rank 0's.
+    if (batches_.emits_for(home) && state.host) {
+      batches_.to(home).add(comm::wire::Kind::fetch, fetch);
+      fetches_pending_.insert(version);
+      receives = true;
+    }
   }
   // By id, not by reference: the handle table may move while this waits.
   wait_until(lock, [&] {

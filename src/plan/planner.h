@@ -88,8 +88,12 @@ class Planner final : public core::EngineListener {
               const TaskOptions& options, const void* args, size_t args_bytes);
   void wait_all();
   void wait(DataHandle handle);
-  // cluster: into rank 0's host buffer; spmd: into the owner's.
-  void fetch(DataHandle handle);
+  // Where fetch() copies the latest version: kHome is rank 0's host buffer in
+  // cluster mode and the owner's in spmd; in spmd a rank (every rank makes the
+  // call) or kAllRanks (every rank's host buffer) may be chosen instead.
+  static constexpr int kHome = -2;
+  static constexpr int kAllRanks = -1;
+  void fetch(DataHandle handle, int to = kHome);
   void release(DataHandle handle);
   // Waits for this planner's tasks, then stops the engines it commands.
   void shutdown();

@@ -51,42 +51,14 @@ Runtime* state = nullptr;
 bool finished = false;
 // The status finish() returned (run() returns it when main_fn called finish()).
 int finished_status = 0;
-// The rank error messages name: the launcher's before MPI starts (a process
-// started alone is rank 0), then MPI's. Atomic, not read through `state`: the
-// terminate handler may run on any thread, while the main thread tears down.
-std::atomic<int> message_rank{0};
-std::terminate_handler previous_terminate = nullptr;
-
-// An uncaught taskgrid::Error ends the whole job with its message and status
-// 2 (other ranks may be serving, or waiting in a collective); any other
-// exception keeps the default path (what() and SIGABRT).
-[[noreturn]] void on_terminate() {
-  if (const std::exception_ptr current = std::current_exception()) {
-    try {
-      std::rethrow_exception(current);
-    } catch (const Error& error) {
-      std::string message = error.what();
-      // "error: taskgrid: rank R: taskgrid: ..." says "taskgrid" once too often.
-      constexpr char kPrefix[] = "taskgrid: ";
-      if (message.rfind(kPrefix, 0) == 0) message.erase(0, sizeof kPrefix - 1);
-      core::fail_job(message_rank.load(), message, 2);
-    } catch (...) {
-    }
-  }
-  if (previous_terminate) previous_terminate();
-  std::abort();
-}
-
-void install_terminate_handler() {
-  static const bool installed = [] {
-    previous_terminate = std::set_terminate(on_terminate);
-    return true;
-  }();
-  (void)installed;
-}
-
 Runtime& running() {
-  if (!state) throw Error("taskgrid: call taskgrid::start() first");
+  if (!state) {
+    if (finished)
+      throw Error(
+          "taskgrid: the runtime has finished (taskgrid::finish() was called); no TaskGrid call "
+          "may follow it");
+    throw Error("taskgrid: call taskgrid::start() first");
+  }
   return *state;
 }
 
@@ -116,7 +88,9 @@ plan::Planner& planner_outside_task(const char* call) {
 // It says so and exits non-zero, which makes the launcher end the job. No
 // MPI_Abort here: exit() may itself come from an MPI_Abort in progress.
 void exit_guard() {
-  if (!state || finished) return;
+  // After fail_job the job is ending with its own message (MPI_Abort may
+  // call exit() in a singleton): nothing to add.
+  if (!state || finished || core::job_failing()) return;
   std::fprintf(stderr,
                "error: taskgrid: rank %d: the process is exiting before taskgrid::finish() "
                "(exit() called, or main returned without finish())\n",
@@ -216,7 +190,7 @@ int shut_down_rank(int exit_status) {
   rt.engine.reset();
   core::set_abort_transport(nullptr);
   const int rank = rt.backend->transport().rank();
-  message_rank.store(rank);
+  core::set_message_rank(rank);
   finished = true;
   finished_status = exit_status;
   // MPI_Finalize under a deadline (it sometimes never returns with Debian's
@@ -417,21 +391,65 @@ int open_devices(Runtime& rt, device::LinkEstimate& link) {
   return devices;
 }
 
+// Collective, right after MPI starts: where any rank's settings are bad, every
+// rank with a bad setting prints its message, rank 0 names the ranks that had
+// one (when it had none itself), and the whole job exits with status 2.
+void stop_on_bad_settings(comm::mpi::MpiBackend& backend, std::string error, int finalize_timeout) {
+  comm::Collectives& collectives = backend.collectives();
+  uint64_t any_bad = error.empty() ? 0 : 1;
+  if (collectives.size() > 1) collectives.allreduce_max(&any_bad, 1);
+  if (!any_bad) return;
+  const int rank = collectives.rank();
+  constexpr char kPrefix[] = "taskgrid: ";
+  if (error.rfind(kPrefix, 0) == 0) error.erase(0, sizeof kPrefix - 1);
+  if (!error.empty()) std::fprintf(stderr, "error: taskgrid: rank %d: %s\n", rank, error.c_str());
+  const char bad = error.empty() ? 0 : 1;
+  const std::vector<std::vector<char>> all = collectives.size() > 1
+                                                 ? collectives.gather(0, &bad, 1)
+                                                 : std::vector<std::vector<char>>{{bad}};
+  if (rank == 0 && !bad) {
+    std::string ranks;
+    for (size_t r = 0; r < all.size(); ++r)
+      if (!all[r].empty() && all[r][0]) {
+        // Appended in place: a temporary string here trips GCC 12's
+        // -Wstringop-overflow (a false positive) once LTO inlines it.
+        if (!ranks.empty()) ranks += ", ";
+        ranks += std::to_string(r);
+      }
+    std::fprintf(stderr,
+                 "error: taskgrid: rank 0: stopping the job: bad TaskGrid settings on rank(s) %s "
+                 "(their messages say which)\n",
+                 ranks.c_str());
+  }
+  std::fflush(stderr);
+  backend.finish(finalize_timeout, 2);
+  std::exit(2);
+}
+
 // Starts this rank. Returns true where the program runs (rank 0 in cluster
 // mode, every rank in spmd); false on a cluster rank that must serve.
 bool start_rank(int* argc, char*** argv, Mode mode) {
-  install_terminate_handler();
+  core::install_terminate_handler();
   if (state) throw Error("taskgrid::start: already started");
   if (finished) throw Error("taskgrid::start: the runtime cannot be restarted after finish()");
   auto rt = std::make_unique<Runtime>();
-  // Settings and mode before MPI: every rank fails alike, without MPI.
-  const int launcher_rank = runtime::launcher_rank();
-  message_rank.store(launcher_rank < 0 ? 0 : launcher_rank);
+  const int launcher_rank = core::launcher_rank();
   if (launcher_rank <= 0)
     for (const std::string& warning : runtime::unknown_setting_warnings())
       std::fprintf(stderr, "%s\n", warning.c_str());
-  rt->options = runtime::read_options_from_environment();
-  const std::string mode_source = runtime::resolve_mode(mode, rt->options);
+  // Settings are read before MPI (the backend needs some), but a bad one is
+  // reported after MPI has started, by every rank together: a rank launched
+  // with its own environment (an MPMD launch, a per-node profile) must not
+  // leave the others waiting in MPI_Init for a peer that has already gone.
+  std::string settings_error;
+  std::string mode_source;
+  try {
+    rt->options = runtime::read_options_from_environment();
+    mode_source = runtime::resolve_mode(mode, rt->options);
+  } catch (const Error& error) {
+    settings_error = error.what();
+    rt->options = runtime::RuntimeOptions{};
+  }
 
   try {
     rt->backend = std::make_unique<comm::mpi::MpiBackend>(argc, argv, rt->options.chunk_bytes);
@@ -449,7 +467,8 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
                   " but MPI sees a single rank: the program's MPI (MPICH) does not match the "
                   "launcher; start it with mpiexec.mpich");
   const int rank = transport.rank();
-  message_rank.store(rank);
+  core::set_message_rank(rank);
+  stop_on_bad_settings(*rt->backend, settings_error, rt->options.finalize_timeout_seconds);
   core::set_abort_transport(&transport);
   runtime::install_crash_handlers(rank);
   // The program's thread runs tasks too (it drives the engine while it
@@ -543,6 +562,23 @@ int num_ranks() { return running().backend->transport().size(); }
 bool is_running() { return state != nullptr; }
 Mode mode() { return running().options.mode; }
 
+namespace {
+// A rank given to fetch/exit_data: a rank (the planner checks it is one of
+// the job's) or all_ranks.
+int chosen_rank(const char* call, int rank) {
+  static_assert(all_ranks == plan::Planner::kAllRanks);
+  if (rank < 0 && rank != all_ranks)
+    throw Error(std::string("taskgrid::") + call + ": rank " + std::to_string(rank) +
+                " is negative (give a rank, or taskgrid::all_ranks)");
+  return rank;
+}
+void fetch_and_release(DataHandle h, int rank) {
+  plan::Planner& p = planner_outside_task("exit_data");
+  p.fetch(h, rank);
+  p.release(h);
+}
+}  // namespace
+
 DataHandle enter_data(void* host, size_t bytes) {
   return planner_outside_task("enter_data").enter_data(host, bytes, -1);
 }
@@ -558,11 +594,11 @@ DataHandle detail::enter_data_unfilled(void* host, size_t bytes) {
 }
 bool is_spmd() { return running().options.mode == Mode::spmd; }
 void fetch(DataHandle h) { planner_outside_task("fetch").fetch(h); }
-void exit_data(DataHandle h) {
-  plan::Planner& p = planner_outside_task("exit_data");
-  p.fetch(h);
-  p.release(h);
+void fetch(DataHandle h, int rank) {
+  planner_outside_task("fetch").fetch(h, chosen_rank("fetch", rank));
 }
+void exit_data(DataHandle h) { fetch_and_release(h, plan::Planner::kHome); }
+void exit_data(DataHandle h, int rank) { fetch_and_release(h, chosen_rank("exit_data", rank)); }
 void release(DataHandle h) { planner_outside_task("release").release(h); }
 
 void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,

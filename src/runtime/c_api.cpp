@@ -413,6 +413,22 @@ int tg_exit_data(tg_data data) {
   });
 }
 
+int tg_fetch_to(tg_data data, int rank) {
+  return guarded([&] {
+    require_handle("tg_fetch_to", data);
+    require_running("tg_fetch_to");
+    taskgrid::fetch(to_handle(data), rank);
+  });
+}
+
+int tg_exit_data_to(tg_data data, int rank) {
+  return guarded([&] {
+    require_handle("tg_exit_data_to", data);
+    require_running("tg_exit_data_to");
+    taskgrid::exit_data(to_handle(data), rank);
+  });
+}
+
 int tg_release(tg_data data) {
   return guarded([&] {
     require_handle("tg_release", data);

@@ -1,5 +1,7 @@
 #include "runtime/options.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -67,6 +69,14 @@ double read_seconds(const char* name, const char* value, double high, const char
 
 constexpr long long kNoLimit = 1LL << 62;
 
+// The cores this process may run on (its affinity mask: a launcher or batch
+// system may bind it to fewer than the node has).
+int usable_cores() {
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) return std::max(1, CPU_COUNT(&mask));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 using Parser = void (*)(RuntimeOptions&, const char* name, const char* value);
 
 // Every setting: its name, the default shown by TASKGRID_DISPLAY_ENV, what it
@@ -91,10 +101,18 @@ const Setting kSettings[] = {
            read_choice<Mode>(name, value, {{"cluster", Mode::cluster}, {"spmd", Mode::spmd}},
                              "a mode", "cluster or spmd");
      }},
-    {"TASKGRID_THREADS", "cores / ranks on node", "worker threads per rank (1 to 4096)",
+    {"TASKGRID_THREADS", "cores / ranks on node",
+     "worker threads per rank (1 to 8 per core the rank may run on, at least 64 allowed)",
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.threads = static_cast<int>(
            read_number(name, value, 1, 4096, "must be a whole number from 1 to 4096"));
+       const int limit = thread_limit(usable_cores());
+       if (o.threads > limit)
+         throw Error(std::string("taskgrid: ") + name + "=\"" + value + "\" is more than " +
+                     std::to_string(limit) + ", the most threads a rank may start here (8 per " +
+                     "core it may run on, " + std::to_string(usable_cores()) +
+                     " cores, and never fewer than 64): more only compete for the cores and "
+                     "starve the failure detector's heartbeat");
      },
      nullptr, true},
     {"TASKGRID_SCHEDULER", "heft", "cluster placement: round_robin, locality or heft",
@@ -224,8 +242,17 @@ const Setting kSettings[] = {
            read_number(name, value, 1, kNoLimit, "must be a positive number of bytes"));
      }},
     {"TASKGRID_STATS", "0", "1: rank 0 prints per-rank engine counters at finish()",
-     [](RuntimeOptions& o, const char*, const char* value) {
-       o.stats = std::string(value) != "0";
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.stats = read_choice<bool>(name, value,
+                                   {{"0", false},
+                                    {"no", false},
+                                    {"false", false},
+                                    {"off", false},
+                                    {"1", true},
+                                    {"yes", true},
+                                    {"true", true},
+                                    {"on", true}},
+                                   "a switch", "1, yes, true or on; 0, no, false or off");
      }},
     {"TASKGRID_DISPLAY_ENV", "0", "1 (or verbose): rank 0 prints these settings at start-up",
      [](RuntimeOptions& o, const char* name, const char* value) {
@@ -467,12 +494,6 @@ std::string describe_settings(const RuntimeOptions& options, const DisplayFacts&
   return out;
 }
 
-int launcher_rank() {
-  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"})
-    if (const int rank = number_from(name); rank >= 0) return rank;
-  return -1;
-}
-
 std::optional<LauncherJob> launcher_job() {
   // Each launcher's size variable, with its own rank variable. Slurm's
   // SLURM_NTASKS is also set inside a batch script, where a program started
@@ -494,6 +515,10 @@ std::optional<LauncherJob> launcher_job() {
     if (size > 1) return LauncherJob{pair.size, number_from(pair.rank), size};
   }
   return std::nullopt;
+}
+
+int thread_limit(int cores) {
+  return static_cast<int>(std::clamp<long long>(8LL * cores, 64, kMaxThreads));
 }
 
 int default_threads(int ranks_on_node) {

@@ -87,10 +87,6 @@ struct DisplayFacts {
 };
 std::string describe_settings(const RuntimeOptions& options, const DisplayFacts& facts);
 
-// The rank the launcher gave this process (PMI_RANK, OMPI_COMM_WORLD_RANK,
-// PMIX_RANK, SLURM_PROCID), known before MPI starts; -1 when none is set.
-int launcher_rank();
-
 // A launcher that says it started more than one process (e.g. Open MPI's
 // mpirun around an MPICH program, which then sees one rank in each process).
 struct LauncherJob {
@@ -102,5 +98,12 @@ std::optional<LauncherJob> launcher_job();
 
 // Cores of this node shared by the `ranks_on_node` ranks on it (at least 1).
 int default_threads(int ranks_on_node);
+// The most TASKGRID_THREADS a rank that may run on `cores` cores accepts: 8
+// per core, never fewer than 64, never more than kMaxThreads. Idle workers
+// sleep, so some oversubscription is harmless (tasks that wait on I/O), but
+// thousands of threads on a few cores take tens of seconds to start and stop
+// and starve the failure detector's heartbeat thread.
+constexpr int kMaxThreads = 4096;
+int thread_limit(int cores);
 
 }  // namespace taskgrid::runtime

@@ -125,8 +125,23 @@ static void exercise(int spmd) {
       want[c] = want[c] * args.factor + args.add;
     }
   }
+  /* A rank outside the job: refused on every rank alike. */
+  expect_error(tg_fetch_to(handles[0], ranks), TG_ERROR, "is not a rank of this job",
+               "tg_fetch_to a rank outside the job");
   for (c = 0; c < CHAINS; ++c) {
     must(tg_owner(handles[c], &owner), "tg_owner (chain)");
+    if (spmd && c % 2 == 0) {
+      /* spmd: into every rank's buffer, or into the last rank's. */
+      if (c % 4 == 0) {
+        must(tg_exit_data_to(handles[c], TG_ALL_RANKS), "tg_exit_data_to (all ranks)");
+        expect_true(chain[c] == want[c], "a chain gathered into every rank's buffer");
+      } else {
+        must(tg_fetch_to(handles[c], ranks - 1), "tg_fetch_to (last rank)");
+        if (rank == ranks - 1) expect_true(chain[c] == want[c], "a chain fetched to the last rank");
+        must(tg_release(handles[c]), "tg_release (chain)");
+      }
+      continue;
+    }
     must(tg_exit_data(handles[c]), "tg_exit_data (chain)");
     /* spmd: the latest version lands on the owner only. */
     if (!spmd || owner == rank) expect_true(chain[c] == want[c], "a chain with priorities");

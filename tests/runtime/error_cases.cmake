@@ -102,9 +102,9 @@ taskgrid_error_test(last_rank_exits 4 1
   REGEX "error: taskgrid: rank 3: the process is exiting before taskgrid::finish[(][)]"
   ARGS rank_exits 3)
 
-# (5) Bad settings: start() throws on every rank before MPI starts; the
-# program does not catch it: every rank prints it and exits 2, without MPI
-# (no std::terminate, no SIGABRT).
+# (5) Bad settings: start() reads them before MPI starts and reports them
+# after, all ranks together; the program does not catch it: every rank with a
+# bad setting prints it, and the job exits 2 (no std::terminate, no SIGABRT).
 taskgrid_error_test(bad_scheduler 2 1 STATUS 2
   ENV TASKGRID_SCHEDULER=bogus
   REGEX "error: taskgrid: rank 0: TASKGRID_SCHEDULER=.bogus. is not a scheduler. choose round_robin, locality or heft"
@@ -115,6 +115,31 @@ taskgrid_error_test(bad_threads 2 1 STATUS 2
   REGEX "error: taskgrid: rank 1: TASKGRID_THREADS=.0. must be"
   ABSENT "terminate called" "Aborted|SIGABRT|signal 6"
   ARGS start_only)
+taskgrid_error_test(bad_threads 4 1 STATUS 2
+  ENV TASKGRID_THREADS=abc
+  REGEX "error: taskgrid: rank 3: TASKGRID_THREADS=.abc. must be a whole number from 1 to 4096"
+  ABSENT "terminate called" "stopping the job"
+  ARGS start_only)
+# The thread count's top: 8 threads per core the rank may use, never fewer
+# than 64. 64 is allowed everywhere and works (the watchdog reports no live
+# rank while 2 x 64 threads start, run and stop on this 2-core machine);
+# 4096 is refused here with the reason.
+taskgrid_error_test(threads_at_limit 2 64 STATUS 0
+  REGEX "error-cases: many_threads correct"
+  ABSENT "stopped responding" "error:"
+  ARGS many_threads)
+taskgrid_error_test(threads_over_limit 2 4096 STATUS 2
+  REGEX "error: taskgrid: rank [01]: TASKGRID_THREADS=.4096. is more than [0-9]+, the most threads a rank may start here [(]8 per core it may run on, [0-9]+ cores, and never fewer than 64[)]"
+  ARGS start_only)
+taskgrid_error_test(stats_off_words 1 1 STATUS 0
+  ENV TASKGRID_STATS=no
+  REGEX "error-cases: succeeded"
+  ABSENT "taskgrid stats"
+  ARGS succeed)
+taskgrid_error_test(stats_on_words 1 1 STATUS 0
+  ENV TASKGRID_STATS=on
+  REGEX "taskgrid stats: +0 +1 "
+  ARGS succeed)
 taskgrid_error_test(bad_threads 1 1 STATUS 2 ALONE
   ENV TASKGRID_THREADS=0
   REGEX "^error: taskgrid: rank 0: TASKGRID_THREADS=.0. must be a whole number from 1 to 4096"
@@ -414,6 +439,104 @@ taskgrid_error_test(huge_enter_data 2 1 STATUS 3
   REGEX "caught: taskgrid::enter_data: cannot allocate 4611686018427387904 bytes on rank 0 [(]out of memory[)]"
   ABSENT "unexpected tag-receive descriptor"
   ARGS huge_enter_data)
+
+# API calls before start() and after finish(), uncaught: one whole line
+# naming the call and the rank, status 2, no "terminate called" (ranks used
+# to interleave its pieces).
+taskgrid_error_test(enter_before_start 2 1 STATUS 2
+  REGEX "(^|\n)error: taskgrid: rank 0: call taskgrid::start[(][)] first\n"
+  REGEX "(^|\n)error: taskgrid: rank 1: call taskgrid::start[(][)] first\n"
+  ABSENT "terminate called"
+  ARGS enter_before_start)
+taskgrid_error_test(call_after_finish 2 1 STATUS 2
+  REGEX "error: taskgrid: rank [01]: the runtime has finished [(]taskgrid::finish[(][)] was called[)]. no TaskGrid call may follow it"
+  ABSENT "terminate called" "call taskgrid::start"
+  ARGS call_after_finish)
+add_test(NAME runtime.error.registration_clash.np2
+         COMMAND ${Python3_EXECUTABLE} ${_taskgrid_expect_failure} --timeout 30 --status 2
+                 --regex "(^|\n)error: taskgrid: rank 0: taskgrid::register_function: .work. clashes with .work. [(]same name or same hash[)]. rename one of them\n"
+                 --regex "(^|\n)error: taskgrid: rank 1: taskgrid::register_function: .work. clashes"
+                 --regex-absent "terminate called|main ran"
+                 -- ${MPIEXEC_EXECUTABLE} -n 2 $<TARGET_FILE:taskgrid-registration-clash>)
+set_tests_properties(runtime.error.registration_clash.np2 PROPERTIES
+  LABELS "mpi;error_cases" PROCESSORS 2 TIMEOUT 60)
+# A failed task in a run of one rank: its message, and no second one from the
+# exit guard (MPI_Abort of a singleton calls exit()).
+taskgrid_error_test(task_throws_alone 1 1 ALONE
+  REGEX "error: taskgrid: rank 0: task 'throwing_task' [(]id [0-9]+[)] failed: boom"
+  ABSENT "exiting before taskgrid::finish"
+  ARGS task_throws 0)
+taskgrid_error_test(task_throws_one_rank 1 1
+  REGEX "error: taskgrid: rank 0: task 'throwing_task' [(]id [0-9]+[)] failed: boom"
+  ABSENT "exiting before taskgrid::finish"
+  ARGS task_throws 0)
+
+# spmd results back to a chosen rank and to all ranks; a rank that fetches
+# elsewhere than the others is named by the divergence check; a rank that is
+# none of the job's, and fetch to a rank in cluster mode, are errors.
+foreach(ranks_target IN ITEMS 2:0 2:1 4:3)
+  string(REPLACE ":" ";" _pair "${ranks_target}")
+  list(GET _pair 0 _ranks)
+  list(GET _pair 1 _target)
+  taskgrid_error_test(spmd_fetch_to_rank${_target} ${_ranks} 1 STATUS 0
+    ENV TASKGRID_MODE=spmd
+    REGEX "error-cases: spmd_fetch_to rank ${_target} correct"
+    ABSENT "WRONG"
+    ARGS spmd_fetch_to ${_target})
+endforeach()
+taskgrid_error_test(spmd_fetch_diverges 2 1
+  ENV TASKGRID_MODE=spmd
+  REGEX "rank 0: spmd ranks submitted different sequences. first difference:"
+  REGEX "rank 0: submission #3 is fetch[(]handle 1, to rank 0[)]"
+  REGEX "rank 1: submission #3 is fetch[(]handle 1, to rank 1[)]"
+  ABSENT "was not detected"
+  ARGS spmd_fetch_diverges 1)
+taskgrid_error_test(spmd_fetch_diverges 4 1
+  ENV TASKGRID_MODE=spmd
+  REGEX "rank 2: submission #3 is fetch[(]handle 1, to rank 1[)]"
+  ABSENT "was not detected"
+  ARGS spmd_fetch_diverges 2)
+taskgrid_error_test(fetch_to_bad_rank 2 1 STATUS 3
+  ENV TASKGRID_MODE=spmd
+  REGEX "caught: taskgrid::fetch: rank 2 is not a rank of this job [(]0 to 1, or taskgrid::all_ranks[)]"
+  ARGS fetch_to_bad_rank)
+taskgrid_error_test(cluster_fetch_to_rank 2 1 STATUS 3
+  REGEX "caught: taskgrid::fetch: to rank 1 in cluster mode, where only rank 0 runs the program"
+  ARGS cluster_fetch_to_rank)
+
+# A bad setting on one rank only (an MPMD launch, or a per-node environment):
+# that rank names it, rank 0 names the rank, and the whole job exits 2 within
+# the timeout (the other ranks used to wait in MPI_Init_thread for ever).
+#   taskgrid_mpmd_bad_setting(<ranks> <bad rank> <VAR> <value> <regex>)
+function(taskgrid_mpmd_bad_setting ranks bad var value regex)
+  set(launch ${MPIEXEC_EXECUTABLE})
+  math(EXPR last "${ranks} - 1")
+  foreach(r RANGE ${last})
+    if(r GREATER 0)
+      list(APPEND launch :)
+    endif()
+    list(APPEND launch -n 1)
+    if(r EQUAL bad)
+      list(APPEND launch -env ${var} ${value})
+    endif()
+    list(APPEND launch $<TARGET_FILE:taskgrid-error-cases> start_only)
+  endforeach()
+  set(name runtime.error.mpmd_bad_${var}_on_rank${bad}.np${ranks})
+  set(expect --regex "error: taskgrid: rank ${bad}: ${regex}")
+  if(bad GREATER 0)
+    list(APPEND expect
+         --regex "error: taskgrid: rank 0: stopping the job: bad TaskGrid settings on rank.s. ${bad} ")
+  endif()
+  add_test(NAME ${name}
+           COMMAND ${Python3_EXECUTABLE} ${_taskgrid_expect_failure} --timeout 30 --status 2
+                   ${expect} --regex-absent "terminate called" -- ${launch})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "TASKGRID_THREADS=1" LABELS "mpi;error_cases" PROCESSORS 2 TIMEOUT 60)
+endfunction()
+taskgrid_mpmd_bad_setting(2 1 TASKGRID_THREADS abc "TASKGRID_THREADS=.abc. must be a whole number")
+taskgrid_mpmd_bad_setting(2 0 TASKGRID_SCHEDULER bogus "TASKGRID_SCHEDULER=.bogus. is not a scheduler")
+taskgrid_mpmd_bad_setting(4 2 TASKGRID_THREADS abc "TASKGRID_THREADS=.abc. must be a whole number")
+taskgrid_mpmd_bad_setting(4 3 TASKGRID_STATS maybe "TASKGRID_STATS=.maybe. is not a switch")
 
 # Ranks started with different job-wide settings (an MPMD command line): every
 # rank stops at start-up naming the settings, values and ranks (they used to hang).

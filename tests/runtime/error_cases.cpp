@@ -43,6 +43,18 @@ void touch_task(taskgrid::TaskContext& ctx) {
   for (size_t i = 0; i < ctx.size(0); ++i) bytes[i] = static_cast<unsigned char>(bytes[i] + 1);
 }
 
+// About 20 ms of arithmetic on a block of doubles (the many_threads case).
+void busy_task(taskgrid::TaskContext& ctx) {
+  auto* values = ctx.data_as<double>(0);
+  const size_t count = ctx.size(0) / sizeof(double);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  double x = 1.0;
+  while (std::chrono::steady_clock::now() < until)
+    for (int i = 0; i < 1000; ++i) x = x * 0.999999 + 1e-9;
+  for (size_t i = 0; i < count; ++i) values[i] += 1.0 + (x > 0 ? 0.0 : 1.0);
+}
+TASKGRID_REGISTER(busy_task);
+
 // Crashes and stops inside a task: the job ends naming the rank and the task.
 void segfault_task(taskgrid::TaskContext&) {
   volatile int* nowhere = nullptr;
@@ -235,7 +247,8 @@ int run_case(taskgrid::Mode mode, int status, int argc, char** argv) {
       "task_overflows_stack rank_stops task_never_returns wait_all_in_task "
       "submit_in_task null_packed_args huge_enter_data big_transfer settings_differ device_sum "
       "device_only device_too_small device_kernel_fails device_hint_without_device_function "
-      "device_hint_missing\n");
+      "device_hint_missing enter_before_start call_after_finish many_threads spmd_fetch_to "
+      "spmd_fetch_diverges fetch_to_bad_rank cluster_fetch_to_rank\n");
   std::exit(2);
 }
 
@@ -245,6 +258,21 @@ int main(int argc, char** argv) {
   if (argc < 2 || argc > 3) usage();
   const std::string name = argv[1];
   const int target = argc == 3 ? std::atoi(argv[2]) : 1;
+
+  // API calls before start() and after finish() that the program does not
+  // catch: one whole line naming the cause and the rank, status 2.
+  if (name == "enter_before_start") {
+    static char buffer[8];
+    taskgrid::enter_data(buffer, sizeof buffer);
+    return 0;
+  }
+  if (name == "call_after_finish") {
+    taskgrid::start(&argc, &argv, taskgrid::Mode::spmd);
+    taskgrid::finish();
+    static char buffer[8];
+    taskgrid::enter_data(buffer, sizeof buffer);
+    return 0;
+  }
 
   // Bad settings (the test sets TASKGRID_SCHEDULER or TASKGRID_THREADS):
   // start() itself throws, on every rank, before MPI starts; the program does
@@ -270,6 +298,90 @@ int main(int argc, char** argv) {
   // Both modes (spmd_divergence runs with TASKGRID_MODE=spmd). Cluster mode:
   // ranks > 0 serve inside start() and exit there.
   taskgrid::start(&argc, &argv, taskgrid::Mode::from_environment);
+
+  // Many threads per rank (the test sets the top of TASKGRID_THREADS): 64
+  // blocks of busy tasks, each block on its own rank by turns, for some
+  // seconds of work while the failure detector watches.
+  if (name == "many_threads") {
+    constexpr int kBlocks = 64, kRounds = 4;
+    std::vector<std::vector<double>> blocks(kBlocks, std::vector<double>(16, 0.0));
+    std::vector<taskgrid::DataHandle> handles;
+    for (auto& block : blocks)
+      handles.push_back(taskgrid::enter_data(block.data(), block.size() * sizeof(double)));
+    for (int round = 0; round < kRounds; ++round)
+      for (int b = 0; b < kBlocks; ++b) {
+        taskgrid::TaskOptions options;
+        options.rank = b % taskgrid::num_ranks();
+        taskgrid::submit(busy_task, {taskgrid::inout(handles[static_cast<size_t>(b)])}, options);
+      }
+    bool ok = true;
+    for (size_t b = 0; b < handles.size(); ++b) {
+      taskgrid::exit_data(handles[b]);
+      for (double v : blocks[b]) ok = ok && v == kRounds;
+    }
+    std::printf("error-cases: many_threads %s\n", ok ? "correct" : "WRONG");
+    std::fflush(stdout);
+    return taskgrid::finish(ok ? 0 : 1);
+  }
+
+  // spmd: results back to a chosen rank, and to all ranks (fetch(h, rank),
+  // exit_data(h, all_ranks)). Block b is owned by rank b % ranks and written
+  // there; then every block comes to rank `target`, and again to every rank.
+  if (name == "spmd_fetch_to") {
+    const int ranks = taskgrid::num_ranks(), me = taskgrid::rank();
+    constexpr int kBlocks = 6;
+    std::vector<std::vector<unsigned char>> blocks(kBlocks, std::vector<unsigned char>(4096, 0));
+    std::vector<taskgrid::DataHandle> handles;
+    for (int b = 0; b < kBlocks; ++b)
+      handles.push_back(
+          taskgrid::enter_data(blocks[static_cast<size_t>(b)].data(), 4096, b % ranks));
+    const auto block_ok = [&](int b, unsigned char value) {
+      for (unsigned char byte : blocks[static_cast<size_t>(b)])
+        if (byte != value) return false;
+      return true;
+    };
+    for (int b = 0; b < kBlocks; ++b)
+      for (int k = 0; k <= b; ++k)
+        taskgrid::submit(touch_task, {taskgrid::inout(handles[static_cast<size_t>(b)])}, {});
+    bool ok = true;
+    for (int b = 0; b < kBlocks; ++b) {
+      taskgrid::fetch(handles[static_cast<size_t>(b)], target);
+      // Only `target` and the owner's buffer (entered with the data) change.
+      const bool expected_here = me == target;
+      if (expected_here)
+        ok = ok && block_ok(b, static_cast<unsigned char>(b + 1));
+      else if (me != b % ranks)
+        ok = ok && block_ok(b, 0);
+    }
+    for (int b = 0; b < kBlocks; ++b)
+      taskgrid::submit(touch_task, {taskgrid::inout(handles[static_cast<size_t>(b)])}, {});
+    for (int b = 0; b < kBlocks; ++b) {
+      taskgrid::exit_data(handles[static_cast<size_t>(b)], taskgrid::all_ranks);
+      ok = ok && block_ok(b, static_cast<unsigned char>(b + 2));
+    }
+    std::printf("error-cases: spmd_fetch_to rank %d %s\n", me, ok ? "correct" : "WRONG");
+    std::fflush(stdout);
+    return taskgrid::finish(ok ? 0 : 1);
+  }
+  // spmd: rank `target` fetches to another rank than the others do.
+  if (name == "spmd_fetch_diverges") {
+    char buffer[64] = {};
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer, 0);
+    taskgrid::submit(touch_task, {taskgrid::inout(h)}, {});
+    taskgrid::fetch(h, taskgrid::rank() == target ? 1 : 0);
+    std::printf("error-cases: spmd_fetch_diverges was not detected\n");
+    return taskgrid::finish();
+  }
+  if (name == "fetch_to_bad_rank") {
+    char buffer[64] = {};
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    return expect_error([h] { taskgrid::fetch(h, taskgrid::num_ranks()); });
+  }
+  if (name == "cluster_fetch_to_rank") {
+    char buffer[64] = {};
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    return expect_error([h] { taskgrid::fetch(h, 1); });
+  }
 
   // A job that must succeed (warnings and TASKGRID_DISPLAY_ENV are checked).
   if (name == "succeed") {

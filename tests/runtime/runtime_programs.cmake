@@ -4,7 +4,8 @@
 # land in ${PROJECT_BINARY_DIR}/bin.
 foreach(_program IN ITEMS differential_harness:taskgrid-differential
                           error_cases:taskgrid-error-cases
-                          broadcast_check:taskgrid-broadcast-check)
+                          broadcast_check:taskgrid-broadcast-check
+                          registration_clash:taskgrid-registration-clash)
   string(REPLACE ":" ";" _pair "${_program}")
   list(GET _pair 0 _source)
   list(GET _pair 1 _target)
