@@ -42,7 +42,12 @@ endfunction()
 
 # --- Section 2.2 / 2.4 messages -------------------------------------------
 taskbench_cli_error(steps_zero "Invalid flag \"-steps 0\" must be > 0" -steps 0)
-taskbench_cli_error(steps_text "Invalid flag \"-steps 0\" must be > 0" -steps abc)
+taskbench_cli_error(steps_text "Invalid flag \"-steps abc\": not an integer" -steps abc)
+taskbench_cli_error(width_text "Invalid flag \"-width abc\": not an integer" -width abc)
+taskbench_cli_error(width_out_of_range
+                    "Invalid flag \"-width 99999999999999999999\": out of range (a 64-bit integer)"
+                    -width 99999999999999999999)
+taskbench_cli_error(fraction_text "Invalid flag \"-fraction 0.5x\": not a number" -fraction 0.5x)
 taskbench_cli_error(width_negative "Invalid flag \"-width -3\" must be > 0" -width -3)
 taskbench_cli_error(nodes_zero "Invalid flag \"-nodes 0\" must be > 0" -nodes 0)
 taskbench_cli_error(type_bogus "Invalid flag \"-type bogus\"" -type bogus)

@@ -3,28 +3,18 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string_view>
+#include <type_traits>
 
 #include "kernels.h"
 
 namespace taskbench {
 namespace {
-
-// C atol semantics (spec 2.1): optional sign, leading digits, rest ignored.
-int64_t parse_integer(const char* text) {
-  while (std::isspace(static_cast<unsigned char>(*text))) ++text;
-  bool negative = false;
-  if (*text == '+' || *text == '-') negative = (*text++ == '-');
-  int64_t value = 0;
-  while (std::isdigit(static_cast<unsigned char>(*text))) value = value * 10 + (*text++ - '0');
-  return negative ? -value : value;
-}
-
-double parse_real(const char* text) { return std::strtod(text, nullptr); }
 
 std::string format_real(double value) {
   char buffer[64];
@@ -50,8 +40,8 @@ bool is_memory_kernel(KernelType k) {
 // Defaults filled in when a graph is closed (spec 2.3).
 void close_graph(TaskGraph& g, bool period_given) {
   if (!period_given) {
-    const bool periodic = g.dependence == DependenceType::spread ||
-                          g.dependence == DependenceType::random_nearest;
+    const bool periodic =
+        g.dependence == DependenceType::spread || g.dependence == DependenceType::random_nearest;
     g.period = periodic ? 3 : 0;
   }
   if (g.fields == 0) g.fields = g.timesteps;
@@ -61,7 +51,8 @@ void close_graph(TaskGraph& g, bool period_given) {
 void validate_graph(const TaskGraph& g) {
   const bool periodic =
       g.dependence == DependenceType::spread || g.dependence == DependenceType::random_nearest;
-  if (periodic && g.period == 0) graph_error(g, "requires a non-zero period (specify with -period)");
+  if (periodic && g.period == 0)
+    graph_error(g, "requires a non-zero period (specify with -period)");
   if (!periodic && g.period != 0) graph_error(g, "does not support user-configurable period");
   if (periodic && g.radix == 0)
     graph_error(g, "requires a radix greater than 0 (the reference divides by it)");
@@ -70,8 +61,8 @@ void validate_graph(const TaskGraph& g) {
     if (g.period > max_period)
       graph_error(g, "requires a period that is at most " + std::to_string(max_period));
     if (g.radix > g.max_width)
-      graph_error(g, "requires a radix that is at most the width (" +
-                         std::to_string(g.max_width) + "), or points would repeat");
+      graph_error(g, "requires a radix that is at most the width (" + std::to_string(g.max_width) +
+                         "), or points would repeat");
   }
   if (g.dependence == DependenceType::random_spread)
     graph_error(g, "is not supported: it defines no dependence sets (the reference crashes on it)");
@@ -102,6 +93,26 @@ void validate_graph(const TaskGraph& g) {
 
 }  // namespace
 
+template <typename Number>
+Number parse_number(std::string_view flag, std::string_view text) {
+  constexpr bool integral = std::is_integral_v<Number>;
+  std::string_view digits = text;
+  if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-') digits.remove_prefix(1);
+  Number value{};
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  std::string problem;
+  if (error == std::errc::result_out_of_range)
+    problem = integral ? "out of range (a 64-bit integer)" : "out of range (a double)";
+  else if (error != std::errc() || end != digits.data() + digits.size())
+    problem = integral ? "not an integer" : "not a number";
+  if (!problem.empty())
+    throw UsageError("Invalid flag \"" + std::string(flag) + " " + std::string(text) +
+                     "\": " + problem);
+  return value;
+}
+template int64_t parse_number<int64_t>(std::string_view, std::string_view);
+template double parse_number<double>(std::string_view, std::string_view);
+
 BenchConfig parse_options(int argc, const char* const* argv) {
   BenchConfig config;
   TaskGraph graph;
@@ -110,11 +121,12 @@ BenchConfig parse_options(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
     auto value = [&]() -> const char* {
-      if (i + 1 >= argc) throw UsageError("Flag \"" + std::string(flag) + "\" requires an argument");
+      if (i + 1 >= argc)
+        throw UsageError("Flag \"" + std::string(flag) + "\" requires an argument");
       return argv[++i];
     };
-    auto integer = [&]() { return parse_integer(value()); };
-    auto real = [&]() { return parse_real(value()); };
+    auto integer = [&]() { return parse_number<int64_t>(flag, value()); };
+    auto real = [&]() { return parse_number<double>(flag, value()); };
 
     if (flag == "-h") {
       config.help = true;
@@ -170,10 +182,12 @@ BenchConfig parse_options(int argc, const char* const* argv) {
         invalid(flag, std::to_string(graph.kernel.gpu_lanes), "must be > 0");
     } else if (flag == "-output") {
       graph.output_bytes = integer();
-      if (graph.output_bytes < 16) invalid(flag, std::to_string(graph.output_bytes), "must be >= 16");
+      if (graph.output_bytes < 16)
+        invalid(flag, std::to_string(graph.output_bytes), "must be >= 16");
     } else if (flag == "-scratch") {
       graph.scratch_bytes = integer();
-      if (graph.scratch_bytes < 0) invalid(flag, std::to_string(graph.scratch_bytes), "must be >= 0");
+      if (graph.scratch_bytes < 0)
+        invalid(flag, std::to_string(graph.scratch_bytes), "must be >= 0");
     } else if (flag == "-sample") {
       graph.kernel.samples = integer();
       if (graph.kernel.samples < 0)

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "task_graph.h"
@@ -31,6 +32,14 @@ struct BenchConfig {
   int64_t broadcast_bytes = 0;  // -broadcast BYTES (0 = no broadcast buffer)
   int64_t workers = 0;          // -worker N (0 = system default)
 };
+
+// The value of a numeric flag: the whole text must be a decimal number that
+// fits the type (int64_t or double), else a UsageError names the flag and the
+// text, e.g. `Invalid flag "-width abc": not an integer`.
+template <typename Number>
+Number parse_number(std::string_view flag, std::string_view text);
+extern template int64_t parse_number<int64_t>(std::string_view, std::string_view);
+extern template double parse_number<double>(std::string_view, std::string_view);
 
 // Parses argv (argv[0] is the program name) and validates every graph
 // (spec 2.4 and the crash cases of 2.4's table). Throws UsageError.
