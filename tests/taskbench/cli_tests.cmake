@@ -68,7 +68,10 @@ taskbench_cli_error(gpu_lanes_zero "Invalid flag \"-gpu-lanes 0\" must be > 0"
 taskbench_cli_error(missing_argument "Flag \"-steps\" requires an argument" -width 4 -steps)
 taskbench_cli_error(first_bad_option "Invalid flag \"-width 0\" must be > 0" -width 0 -steps 0)
 taskbench_cli_error(spread_default_period
-                    "Graph type \"spread\" requires a period that is at most 2" -type spread)
+                    "Graph type \"spread\" requires a period that is at most 2 (width 4, radix 3), but no -period was given and the default 3 is too large: specify -period 1 to 2"
+                    -type spread)
+taskbench_cli_error(spread_given_period
+                    "Graph type \"spread\" requires a period that is at most 2" -type spread -period 3)
 taskbench_cli_error(period_unsupported
                     "Graph type \"stencil_1d\" does not support user-configurable period"
                     -type stencil_1d -period 2)

@@ -369,14 +369,25 @@ const MessageCase kGraphMessages[] = {
     {"-type nearest -period 3", "Graph type \"nearest\" does not support user-configurable period"},
     {"-type fft -width 8 -period 1",
      "Graph type \"fft\" does not support user-configurable period"},
-    {"-type spread", "Graph type \"spread\" requires a period that is at most 2"},
+    // No -period given: the message says the default is what is wrong.
+    {"-type spread",
+     "Graph type \"spread\" requires a period that is at most 2 (width 4, radix 3), but no -period "
+     "was given and the default 3 is too large: specify -period 1 to 2"},
+    {"-type spread -width 8 -radix 4",
+     "Graph type \"spread\" requires a period that is at most 2 (width 8, radix 4), but no -period "
+     "was given and the default 3 is too large: specify -period 1 to 2"},
+    {"-type spread -period 3", "Graph type \"spread\" requires a period that is at most 2"},
     {"-type spread -width 10 -radix 3 -period 5",
      "Graph type \"spread\" requires a period that is at most 4"},
     {"-type spread -width 16 -radix 4 -period 5",
      "Graph type \"spread\" requires a period that is at most 4"},
     // Graphs are validated in order; the first failing graph is reported.
+    {"-type spread -period 1 -and -type spread",
+     "Graph type \"spread\" requires a period that is at most 2 (width 4, radix 3), but no -period "
+     "was given and the default 3 is too large: specify -period 1 to 2"},
     {"-type spread -and -type random_nearest -period 0",
-     "Graph type \"spread\" requires a period that is at most 2"},
+     "Graph type \"spread\" requires a period that is at most 2 (width 4, radix 3), but no -period "
+     "was given and the default 3 is too large: specify -period 1 to 2"},
     {"-type stencil_1d -and -type stencil_1d -period 3",
      "Graph type \"stencil_1d\" does not support user-configurable period"},
     {"-type dom -period 2 -and -type spread -period 0",
@@ -524,7 +535,9 @@ TEST(CommandLine, ErrorPrintsPrefixedMessageAndStatus2) {
 
   EXPECT_FALSE(run_command_line({"-type", "spread"}, config, status, out, err));
   EXPECT_EQ(status, 2);
-  EXPECT_EQ(err, "error: Graph type \"spread\" requires a period that is at most 2\n");
+  EXPECT_EQ(err,
+            "error: Graph type \"spread\" requires a period that is at most 2 (width 4, radix 3), "
+            "but no -period was given and the default 3 is too large: specify -period 1 to 2\n");
   EXPECT_EQ(out, "");
 
   EXPECT_FALSE(run_command_line({"-iter"}, config, status, out, err));

@@ -48,7 +48,9 @@ void close_graph(TaskGraph& g, bool period_given) {
 }
 
 // Spec 2.4 in order, then the configurations that crash the reference.
-void validate_graph(const TaskGraph& g) {
+// `period_given`: -period was on the command line (else g.period is the
+// default, and a message must not blame the user's -period).
+void validate_graph(const TaskGraph& g, bool period_given) {
   const bool periodic =
       g.dependence == DependenceType::spread || g.dependence == DependenceType::random_nearest;
   if (periodic && g.period == 0)
@@ -58,8 +60,14 @@ void validate_graph(const TaskGraph& g) {
     graph_error(g, "requires a radix greater than 0 (the reference divides by it)");
   if (g.dependence == DependenceType::spread) {
     const int64_t max_period = (g.max_width + g.radix - 1) / g.radix;
-    if (g.period > max_period)
+    if (g.period > max_period && period_given)
       graph_error(g, "requires a period that is at most " + std::to_string(max_period));
+    if (g.period > max_period)
+      graph_error(g, "requires a period that is at most " + std::to_string(max_period) +
+                         " (width " + std::to_string(g.max_width) + ", radix " +
+                         std::to_string(g.radix) + "), but no -period was given and the default " +
+                         std::to_string(g.period) + " is too large: specify -period 1 to " +
+                         std::to_string(max_period));
     if (g.radix > g.max_width)
       graph_error(g, "requires a radix that is at most the width (" + std::to_string(g.max_width) +
                          "), or points would repeat");
@@ -117,6 +125,7 @@ BenchConfig parse_options(int argc, const char* const* argv) {
   BenchConfig config;
   TaskGraph graph;
   bool period_given = false;
+  std::vector<bool> periods_given;  // per closed graph, for validate_graph
 
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
@@ -203,6 +212,7 @@ BenchConfig parse_options(int argc, const char* const* argv) {
     } else if (flag == "-and") {
       close_graph(graph, period_given);
       config.graphs.push_back(graph);
+      periods_given.push_back(period_given);
       graph = TaskGraph{};
       graph.graph_index = static_cast<int64_t>(config.graphs.size());
       period_given = false;
@@ -211,7 +221,9 @@ BenchConfig parse_options(int argc, const char* const* argv) {
   }
   close_graph(graph, period_given);
   config.graphs.push_back(graph);
-  for (const TaskGraph& g : config.graphs) validate_graph(g);
+  periods_given.push_back(period_given);
+  for (size_t k = 0; k < config.graphs.size(); ++k)
+    validate_graph(config.graphs[k], periods_given[k]);
   return config;
 }
 
