@@ -212,12 +212,27 @@ TEST(OptionParsing, ValueIsTheNextArgumentEvenIfItLooksLikeAFlag) {
   EXPECT_EQ(usage_error("-steps -width 5"), "Invalid flag \"-steps -width\": not an integer");
 }
 
-TEST(OptionParsing, UnknownArgumentsAreIgnored) {
-  const BenchConfig config = parse("-samples 5 -foo -bar 7 -ll:cpu 4 bare -steps 5 --width 9");
+TEST(OptionParsing, UnknownArgumentsAreIgnoredAndCollected) {
+  const BenchConfig config =
+      parse("-samples 5 -foo -bar 7 -ll:cpu 4 bare -steps 5 --width 9 -foo -bar 8 -x -3");
   ASSERT_EQ(config.graphs.size(), 1u);
   EXPECT_EQ(config.graphs[0].kernel.samples, 16);  // -samples is not -sample
   EXPECT_EQ(config.graphs[0].timesteps, 5);
   EXPECT_EQ(config.graphs[0].max_width, 4);
+  // Once each, in order; an unknown flag's value (not a flag) is its own.
+  const std::vector<std::string> expected{"-samples", "-foo",    "-bar", "-ll:cpu",
+                                          "bare",     "--width", "-x"};
+  EXPECT_EQ(config.ignored_arguments, expected);
+  EXPECT_TRUE(parse("-steps 5 -and -width 3").ignored_arguments.empty());
+}
+
+TEST(OptionParsing, SystemFlagsAreSkippedWithTheirValue) {
+  const std::vector<const char*> argv{
+      "taskbench", "-taskgrid:placement", "scheduler", "-steps", "5", "-device", "gpu", "-ll:x"};
+  const BenchConfig config = taskbench::parse_options(static_cast<int>(argv.size()), argv.data(),
+                                                      {"-taskgrid:placement", "-device"});
+  EXPECT_EQ(config.graphs[0].timesteps, 5);
+  EXPECT_EQ(config.ignored_arguments, std::vector<std::string>{"-ll:x"});
 }
 
 TEST(OptionParsing, WorkerIsStoredButDoesNotChangeTheGraph) {
@@ -500,14 +515,15 @@ TEST(CrashCases, IoBoundIsAccepted) {
 // parse_command_line: what every system's main() does.
 
 bool run_command_line(const std::vector<std::string>& args, BenchConfig& config, int& status,
-                      std::string& out, std::string& err, bool print = true) {
+                      std::string& out, std::string& err, bool print = true,
+                      const std::vector<std::string_view>& own_flags = {}) {
   std::vector<const char*> argv{"taskbench-test"};
   for (const std::string& arg : args) argv.push_back(arg.c_str());
   argv.push_back(nullptr);
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
   const bool ok = taskbench::parse_command_line(static_cast<int>(argv.size() - 1), argv.data(),
-                                                config, status, print);
+                                                config, status, print, own_flags);
   out = ::testing::internal::GetCapturedStdout();
   err = ::testing::internal::GetCapturedStderr();
   return ok;
@@ -593,6 +609,29 @@ TEST(CommandLine, HelpStopsTheScan) {
   EXPECT_FALSE(run_command_line({"-type", "spread", "-h"}, config, status, out, err));
   EXPECT_EQ(status, 0);
   EXPECT_EQ(err, "");
+}
+
+TEST(CommandLine, UnknownFlagsWarnOncePerFlag) {
+  BenchConfig config;
+  int status = -7;
+  std::string out, err;
+  EXPECT_TRUE(run_command_line(
+      {"-foo", "-steps", "5", "stray", "-taskgrid:placement", "hint", "-foo", "-worker", "2"},
+      config, status, out, err));
+  EXPECT_EQ(err,
+            "warning: ignoring unknown flag \"-foo\"\n"
+            "warning: ignoring argument \"stray\"\n"
+            "warning: ignoring unknown flag \"-taskgrid:placement\"\n");
+  EXPECT_EQ(out, "");
+  // The system's own flags are not unknown; only the printing process warns.
+  EXPECT_TRUE(run_command_line({"-foo", "-taskgrid:placement", "hint"}, config, status, out, err,
+                               true, {"-taskgrid:placement"}));
+  EXPECT_EQ(err, "warning: ignoring unknown flag \"-foo\"\n");
+  EXPECT_TRUE(run_command_line({"-foo"}, config, status, out, err, /*print=*/false));
+  EXPECT_EQ(err, "");
+  // A usage error prints the error alone.
+  EXPECT_FALSE(run_command_line({"-foo", "-steps", "0"}, config, status, out, err));
+  EXPECT_EQ(err, "error: Invalid flag \"-steps 0\" must be > 0\n");
 }
 
 TEST(CommandLine, UsageText) {

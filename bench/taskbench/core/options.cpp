@@ -33,6 +33,11 @@ std::string format_real(double value) {
   throw UsageError("Graph type \"" + std::string(to_string(g.dependence)) + "\" " + what);
 }
 
+bool looks_like_flag(const char* argument) {
+  return argument[0] == '-' && argument[1] != '\0' &&
+         !std::isdigit(static_cast<unsigned char>(argument[1])) && argument[1] != '.';
+}
+
 bool is_memory_kernel(KernelType k) {
   return k == KernelType::memory_bound || k == KernelType::memory_daxpy;
 }
@@ -121,11 +126,17 @@ Number parse_number(std::string_view flag, std::string_view text) {
 template int64_t parse_number<int64_t>(std::string_view, std::string_view);
 template double parse_number<double>(std::string_view, std::string_view);
 
-BenchConfig parse_options(int argc, const char* const* argv) {
+BenchConfig parse_options(int argc, const char* const* argv,
+                          const std::vector<std::string_view>& own_flags) {
   BenchConfig config;
   TaskGraph graph;
   bool period_given = false;
   std::vector<bool> periods_given;  // per closed graph, for validate_graph
+  auto ignore = [&](const char* argument) {
+    auto& ignored = config.ignored_arguments;
+    if (std::find(ignored.begin(), ignored.end(), argument) == ignored.end())
+      ignored.emplace_back(argument);
+  };
 
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
@@ -216,8 +227,15 @@ BenchConfig parse_options(int argc, const char* const* argv) {
       graph = TaskGraph{};
       graph.graph_index = static_cast<int64_t>(config.graphs.size());
       period_given = false;
+    } else if (std::find(own_flags.begin(), own_flags.end(), flag) != own_flags.end()) {
+      if (i + 1 < argc) ++i;  // the system reads (and checks) it and its value
+    } else {
+      // Ignored (spec 2.1), but collected: flags of other systems pass
+      // through, typos get a warning. The value of an unknown flag is
+      // its next argument unless that looks like a flag.
+      ignore(argv[i]);
+      if (looks_like_flag(argv[i]) && i + 1 < argc && !looks_like_flag(argv[i + 1])) ++i;
     }
-    // Anything else is deliberately ignored (spec 2.1): systems read their own flags.
   }
   close_graph(graph, period_given);
   config.graphs.push_back(graph);
@@ -237,15 +255,20 @@ void check_kernel_support(const BenchConfig& config) {
 }
 
 bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, int& exit_status,
-                        bool print) {
+                        bool print, const std::vector<std::string_view>& own_flags) {
   try {
-    config = parse_options(argc, argv);
+    config = parse_options(argc, argv, own_flags);
     if (config.help) {
       if (print) std::cout << usage_text(argc > 0 ? argv[0] : "taskbench") << std::flush;
       exit_status = 0;
       return false;
     }
     check_kernel_support(config);
+    if (print)
+      for (const std::string& argument : config.ignored_arguments)
+        std::cerr << "warning: ignoring "
+                  << (looks_like_flag(argument.c_str()) ? "unknown flag" : "argument") << " \""
+                  << argument << "\"" << std::endl;
     return true;
   } catch (const UsageError& error) {
     if (print) std::cerr << "error: " << error.what() << std::endl;

@@ -24,7 +24,7 @@ thread_local volatile double g_result_sink;
 int main(int argc, char** argv) {
   BenchConfig config;
   int exit_status = 0;
-  if (!parse_command_line(argc, argv, config, exit_status)) return exit_status;
+  if (!parse_command_line(argc, argv, config, exit_status, true, {"-threads"})) return exit_status;
   int64_t requested = config.workers > 0 ? config.workers : omp_get_max_threads();
   try {
     for (int i = 1; i + 1 < argc; ++i)
