@@ -90,6 +90,10 @@ taskbench_cli_reject(random_nearest_radix_0 random_nearest -type random_nearest 
 taskbench_cli_reject(periodic_width_2 stencil_1d_periodic -type stencil_1d_periodic -width 2)
 taskbench_cli_reject(spread_radix_above_width spread -type spread -width 4 -radix 5 -period 1)
 taskbench_cli_reject(memory_bound_no_scratch memory_bound -kernel memory_bound -iter 4)
+# Refused before anything is allocated (it was a bare std::bad_alloc).
+taskbench_cli_reject(output_beyond_memory
+                     "-output 1000000000000000.: each task's output needs 1000000000000000 bytes"
+                     -output 1000000000000000)
 
 # --- -h -----------------------------------------------------------------------
 taskbench_cli_test(help --status 0 --stdout-regex=-steps --stderr-empty -- -steps 5 -h)

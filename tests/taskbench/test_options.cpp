@@ -343,6 +343,26 @@ TEST(OptionMessages, NegativeOutputIsRejected) {
   EXPECT_NE(message.find("-output -16"), std::string::npos) << message;
 }
 
+// A buffer no machine can hold is refused before anything is allocated,
+// naming the flag and the bytes (it ended in a bare std::bad_alloc).
+TEST(OptionMessages, OutputLargerThanMemoryIsRejected) {
+  EXPECT_EQ(usage_error("-output 1000000000000000")
+                .rfind("Invalid flag \"-output 1000000000000000\": each task's output needs "
+                       "1000000000000000 bytes (4000000000000000 for the 4 points of one "
+                       "timestep), more than this machine's memory (",
+                       0),
+            0u)
+      << usage_error("-output 1000000000000000");
+  EXPECT_NE(usage_error("-width 8 -scratch 1000000000000000").find("-scratch 1000000000000000"),
+            std::string::npos);
+  EXPECT_EQ(usage_error("-broadcast 1000000000000000")
+                .rfind("Invalid flag \"-broadcast 1000000000000000\": the broadcast buffer needs "
+                       "1000000000000000 bytes in every process, more than this machine's memory (",
+                       0),
+            0u);
+  EXPECT_EQ(parse("-output 1048576").graphs[0].output_bytes, 1048576);
+}
+
 TEST(OptionMessages, MissingArgument) {
   for (const char* flag :
        {"-nodes", "-steps", "-width", "-type", "-radix", "-period", "-fraction", "-kernel", "-iter",

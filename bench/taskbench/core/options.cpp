@@ -1,6 +1,8 @@
 // Command-line parsing and validation of spec section 2.
 #include "options.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -31,6 +33,25 @@ std::string format_real(double value) {
 
 [[noreturn]] void graph_error(const TaskGraph& g, const std::string& what) {
   throw UsageError("Graph type \"" + std::string(to_string(g.dependence)) + "\" " + what);
+}
+
+// "2.5 GiB": a size people can compare with their machine's.
+std::string format_gib(double bytes) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buffer;
+}
+
+// A buffer larger than this machine's memory can never be allocated: saying
+// so at start-up, naming the flag, beats a bare std::bad_alloc later.
+void check_fits_in_memory(std::string_view flag, int64_t value, const std::string& need) {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return;  // unknown: let the allocation decide
+  const double memory = static_cast<double>(pages) * static_cast<double>(page_size);
+  if (static_cast<double>(value) <= memory) return;
+  throw UsageError("Invalid flag \"" + std::string(flag) + " " + std::to_string(value) + "\": " +
+                   need + ", more than this machine's memory (" + format_gib(memory) + ")");
 }
 
 bool looks_like_flag(const char* argument) {
@@ -83,6 +104,14 @@ void validate_graph(const TaskGraph& g, bool period_given) {
     graph_error(g, "requires a width of at least 2");
   if (g.dependence == DependenceType::stencil_1d_periodic && g.max_width < 3)
     graph_error(g, "requires a width of at least 3, or its wrap-around neighbour repeats a point");
+
+  std::string need = "each task's output needs " + std::to_string(g.output_bytes) + " bytes";
+  if (int64_t row = 0; !__builtin_mul_overflow(g.output_bytes, g.max_width, &row))
+    need += " (" + std::to_string(row) + " for the " + std::to_string(g.max_width) +
+            " points of one timestep)";
+  check_fits_in_memory("-output", g.output_bytes, need);
+  check_fits_in_memory("-scratch", g.scratch_bytes,
+                       "each task's scratch needs " + std::to_string(g.scratch_bytes) + " bytes");
 
   const std::string kernel(to_string(g.kernel.type));
   if (g.scratch_bytes % 8 != 0)
@@ -166,6 +195,9 @@ BenchConfig parse_options(int argc, const char* const* argv,
       config.broadcast_bytes = integer();
       if (config.broadcast_bytes < 0)
         invalid(flag, std::to_string(config.broadcast_bytes), "must be >= 0");
+      check_fits_in_memory(flag, config.broadcast_bytes,
+                           "the broadcast buffer needs " + std::to_string(config.broadcast_bytes) +
+                               " bytes in every process");
     } else if (flag == "-worker") {
       config.workers = integer();
       if (config.workers <= 0) invalid(flag, std::to_string(config.workers), "must be > 0");
