@@ -94,6 +94,12 @@ taskbench_cli_reject(memory_bound_no_scratch memory_bound -kernel memory_bound -
 taskbench_cli_reject(output_beyond_memory
                      "-output 1000000000000000.: each task's output needs 1000000000000000 bytes"
                      -output 1000000000000000)
+# An unwritable -json ends the run at once: the run given would take far
+# longer than the driver's timeout (it used to fail after the whole run).
+taskbench_cli_error(json_unwritable
+                    "Invalid flag \"-json /nonexistent-taskbench-dir/out.json\": cannot create it: No such file or directory"
+                    -json /nonexistent-taskbench-dir/out.json -steps 1000000000 -width 2
+                    -kernel busy_wait -iter 1000000000)
 
 # --- -h -----------------------------------------------------------------------
 taskbench_cli_test(help --status 0 --stdout-regex=-steps --stderr-empty -- -steps 5 -h)

@@ -2,8 +2,11 @@
 // defaults of 2.3, parsing rules of 2.1, the crash cases of 2.4's table and
 // TaskGrid's own -json / -broadcast / -worker flags.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -652,6 +655,39 @@ TEST(CommandLine, UnknownFlagsWarnOncePerFlag) {
   // A usage error prints the error alone.
   EXPECT_FALSE(run_command_line({"-foo", "-steps", "0"}, config, status, out, err));
   EXPECT_EQ(err, "error: Invalid flag \"-steps 0\" must be > 0\n");
+}
+
+// -json is checked before the run (it used to fail only when the report was
+// written, after the whole run), and nothing is created by the check.
+TEST(CommandLine, UnwritableJsonPathFailsAtOnce) {
+  BenchConfig config;
+  int status = 0;
+  std::string out, err;
+  EXPECT_FALSE(
+      run_command_line({"-json", "/nonexistent-taskbench-dir/out.json"}, config, status, out, err));
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(err,
+            "error: Invalid flag \"-json /nonexistent-taskbench-dir/out.json\": cannot create it: "
+            "No such file or directory\n");
+  EXPECT_EQ(out, "");
+
+  const std::string directory = ::testing::TempDir();
+  EXPECT_FALSE(run_command_line({"-json", directory}, config, status, out, err));
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(err,
+            "error: Invalid flag \"-json " + directory + "\": cannot write it: Is a directory\n");
+
+  // A new file is not left behind; an existing one keeps its content.
+  const std::string fresh = directory + "/taskbench_json_check_" + std::to_string(getpid());
+  EXPECT_TRUE(run_command_line({"-json", fresh}, config, status, out, err));
+  EXPECT_EQ(err, "");
+  EXPECT_NE(access(fresh.c_str(), F_OK), 0) << "the check left " << fresh;
+  std::ofstream(fresh) << "kept";
+  EXPECT_TRUE(run_command_line({"-json", fresh}, config, status, out, err));
+  std::string content;
+  std::getline(std::ifstream(fresh), content);
+  EXPECT_EQ(content, "kept");
+  std::remove(fresh.c_str());
 }
 
 TEST(CommandLine, UsageText) {

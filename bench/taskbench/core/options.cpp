@@ -1,10 +1,12 @@
 // Command-line parsing and validation of spec section 2.
 #include "options.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -277,6 +279,24 @@ BenchConfig parse_options(int argc, const char* const* argv,
   return config;
 }
 
+void check_writable(const std::string& flag, const std::string& path) {
+  const auto fail = [&](const char* what) {
+    throw UsageError("Invalid flag \"" + flag + " " + path + "\": cannot " + what +
+                     " it: " + std::strerror(errno));
+  };
+  // Opened, not access()ed: only the kernel knows (read-only mounts, root,
+  // /proc). An existing file is left as it is; one created here is removed.
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0 && errno != ENOENT) fail("write");
+  if (fd < 0) {
+    fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) return;  // another rank's check made it meanwhile
+    if (fd < 0) fail("create");
+    unlink(path.c_str());
+  }
+  close(fd);
+}
+
 void check_kernel_support(const BenchConfig& config) {
   if (blas_available()) return;
   for (const TaskGraph& g : config.graphs) {
@@ -296,6 +316,9 @@ bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, 
       return false;
     }
     check_kernel_support(config);
+    // Checked before the run, not after it: a run of hours must not end
+    // unable to write its report.
+    if (!config.json_path.empty()) check_writable("-json", config.json_path);
     if (print)
       for (const std::string& argument : config.ignored_arguments)
         std::cerr << "warning: ignoring "

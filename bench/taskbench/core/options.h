@@ -54,11 +54,17 @@ extern template double parse_number<double>(std::string_view, std::string_view);
 BenchConfig parse_options(int argc, const char* const* argv,
                           const std::vector<std::string_view>& own_flags = {});
 
-// The common start of every system: parses argv and checks kernel support.
-// On a usage error prints "error: <message>" to stderr (when `print`), on -h
-// prints the usage to stdout (when `print`); then returns false and sets
-// `exit_status` (2 for errors, 0 for -h). On success prints "warning: ..."
-// for each ignored argument (when `print`). MPI systems pass print = rank 0.
+// Throws UsageError naming `flag`, `path` and the OS error unless the file
+// can be opened for writing (an existing one is left unchanged; one created
+// by the check is removed). Every rank may check the same path.
+void check_writable(const std::string& flag, const std::string& path);
+
+// The common start of every system: parses argv, checks kernel support and
+// that the -json file can be written. On a usage error prints
+// "error: <message>" to stderr (when `print`), on -h prints the usage to
+// stdout (when `print`); then returns false and sets `exit_status` (2 for
+// errors, 0 for -h). On success prints "warning: ..." for each ignored
+// argument (when `print`). MPI systems pass print = rank 0.
 bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, int& exit_status,
                         bool print = true, const std::vector<std::string_view>& own_flags = {});
 
