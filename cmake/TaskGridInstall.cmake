@@ -1,6 +1,7 @@
 # Install rules: headers, libtaskgrid, the CMake package (TaskGridConfig.cmake,
-# target TaskGrid::taskgrid) and taskgrid.pc. Included by the top-level
-# CMakeLists.txt when TASKGRID_INSTALL is on.
+# target TaskGrid::taskgrid), taskgrid.pc and the timeline tool
+# (bin/taskgrid-timeline). Included by the top-level CMakeLists.txt when
+# TASKGRID_INSTALL is on.
 include(CMakePackageConfigHelpers)
 
 set(TASKGRID_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/TaskGrid CACHE STRING
@@ -16,6 +17,11 @@ install(DIRECTORY include/taskgrid DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 install(FILES ${PROJECT_BINARY_DIR}/include/taskgrid/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/taskgrid)
+
+# The timeline tool (TASKGRID_TRACE's picture) as a command of its own; it
+# needs python3, and matplotlib only to draw.
+install(PROGRAMS tools/timeline/taskgrid_timeline.py DESTINATION ${CMAKE_INSTALL_BINDIR}
+        RENAME taskgrid-timeline)
 
 install(EXPORT TaskGridTargets NAMESPACE TaskGrid:: DESTINATION ${TASKGRID_INSTALL_CMAKEDIR})
 # The MPI wrappers TaskGrid was built with become the consumer's defaults.

@@ -5,7 +5,8 @@
 #     cmake --install BUILD --prefix WORK/prefix; then first_program.cpp and
 #     c_vector_scale.c built (a) by a CMake project with find_package(TaskGrid)
 #     and only CMAKE_PREFIX_PATH, (b) by a C-only CMake project, (c) with
-#     pkg-config and MPICH's wrappers; each run under MPIEXEC -n 2.
+#     pkg-config and MPICH's wrappers; each run under MPIEXEC -n 2. The
+#     installed taskgrid-timeline runs (--help, --version).
 #   run_install_test.sh subdir BUILD SOURCE WORK MPIEXEC VERSION
 #     a project that add_subdirectory()s SOURCE: configured (its CMakeLists
 #     checks that only the runtime is there), built, first_program run.
@@ -63,6 +64,12 @@ for f in include/taskgrid/taskgrid.hpp include/taskgrid/taskgrid.h include/taskg
 done
 grep -q "TASKGRID_VERSION_STRING \"$version\"" "$prefix/include/taskgrid/version.h" ||
   fail "installed version.h is not version $version"
+
+step "taskgrid-timeline"
+[[ -x $prefix/bin/taskgrid-timeline ]] || fail "not installed (executable): bin/taskgrid-timeline"
+run "taskgrid-timeline --help" "^usage: taskgrid_timeline" "$prefix/bin/taskgrid-timeline" --help
+run "taskgrid-timeline --version" "^taskgrid_timeline $version$" \
+  "$prefix/bin/taskgrid-timeline" --version
 
 step "(a) find_package(TaskGrid) from a C and C++ project"
 # No MPI compiler given: the package must pick the MPI TaskGrid was built with.
