@@ -1,6 +1,7 @@
 # Install rules: headers, libtaskgrid, the CMake package (TaskGridConfig.cmake,
-# target TaskGrid::taskgrid) and taskgrid.pc. Included by the top-level
-# CMakeLists.txt when TASKGRID_INSTALL is on.
+# target TaskGrid::taskgrid), taskgrid.pc and the timeline tool
+# (bin/taskgrid-timeline). Included by the top-level CMakeLists.txt when
+# TASKGRID_INSTALL is on.
 include(CMakePackageConfigHelpers)
 
 set(TASKGRID_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/TaskGrid CACHE STRING
@@ -16,6 +17,11 @@ install(DIRECTORY include/taskgrid DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 install(FILES ${PROJECT_BINARY_DIR}/include/taskgrid/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/taskgrid)
+
+# The timeline tool (TASKGRID_TRACE's picture) as a command of its own; it
+# needs python3, and matplotlib only to draw.
+install(PROGRAMS tools/timeline/taskgrid_timeline.py DESTINATION ${CMAKE_INSTALL_BINDIR}
+        RENAME taskgrid-timeline)
 
 install(EXPORT TaskGridTargets NAMESPACE TaskGrid:: DESTINATION ${TASKGRID_INSTALL_CMAKEDIR})
 # The MPI wrappers TaskGrid was built with become the consumer's defaults.
@@ -40,6 +46,63 @@ else()
   file(RELATIVE_PATH _tg_up "/prefix/${TASKGRID_INSTALL_PKGCONFIGDIR}" "/prefix")
   string(REGEX REPLACE "/$" "" _tg_up "${_tg_up}")
   set(TASKGRID_PC_PREFIX "\${pcfiledir}/${_tg_up}")
+endif()
+# taskgrid.pc's private fields come from the library's link interface, so
+# that a dependency added to the target reaches pkg-config users without a
+# hand edit here. MPI becomes Requires.private on MPI's own module (where
+# pkg-config knows it: the wrappers add MPI otherwise); an item with no
+# pkg-config form stops the configure rather than go missing.
+set(TASKGRID_PC_MPI_MODULE mpich CACHE STRING
+    "pkg-config module of the MPI TaskGrid is built with (taskgrid.pc's Requires.private)")
+function(_taskgrid_pc_private_fields target out_libs out_requires)
+  find_program(TASKGRID_PKG_CONFIG pkg-config)
+  get_target_property(items ${target} INTERFACE_LINK_LIBRARIES)
+  set(libs)
+  set(requires)
+  foreach(item IN LISTS items)
+    # $<LINK_ONLY:x> links x; $<BUILD_INTERFACE:x> is not installed.
+    string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" item "${item}")
+    if(item MATCHES "^\\$<BUILD_INTERFACE:")
+      continue()
+    endif()
+    string(REGEX REPLACE "^\\$<INSTALL_INTERFACE:(.*)>$" "\\1" item "${item}")
+    if(item STREQUAL "TaskGrid::mpi")
+      if(TASKGRID_PKG_CONFIG AND TASKGRID_PC_MPI_MODULE)
+        execute_process(COMMAND ${TASKGRID_PKG_CONFIG} --exists ${TASKGRID_PC_MPI_MODULE}
+                        RESULT_VARIABLE missing)
+        if(NOT missing)
+          list(APPEND requires ${TASKGRID_PC_MPI_MODULE})
+        endif()
+      endif()
+    elseif(item STREQUAL "Threads::Threads")
+      list(APPEND libs -pthread)
+    elseif(item MATCHES "^-" OR IS_ABSOLUTE "${item}")
+      list(APPEND libs ${item})
+    elseif(item MATCHES "::|\\$<" OR TARGET "${item}")
+      message(FATAL_ERROR "taskgrid.pc: no pkg-config form for the link item '${item}' of "
+                          "${target} (cmake/TaskGridInstall.cmake)")
+    else()
+      list(APPEND libs -l${item})
+    endif()
+  endforeach()
+  # The library is C++: a program linked by the C driver needs the C++
+  # runtime, which the compiler (not the target) names.
+  set(runtime ${CMAKE_CXX_IMPLICIT_LINK_LIBRARIES})
+  list(FILTER runtime INCLUDE REGEX "^(stdc\\+\\+|c\\+\\+|m)$")
+  list(TRANSFORM runtime PREPEND -l)
+  list(APPEND libs ${runtime})
+  list(REMOVE_DUPLICATES libs)
+  list(JOIN libs " " libs)
+  list(JOIN requires ", " requires)
+  set(${out_libs} "${libs}" PARENT_SCOPE)
+  set(${out_requires} "${requires}" PARENT_SCOPE)
+endfunction()
+_taskgrid_pc_private_fields(taskgrid TASKGRID_PC_LIBS_PRIVATE TASKGRID_PC_REQUIRES_PRIVATE)
+# A static libtaskgrid needs them in every link, not only in --static ones.
+get_target_property(_tg_type taskgrid TYPE)
+set(TASKGRID_PC_LIBS_STATIC "")
+if(_tg_type STREQUAL "STATIC_LIBRARY")
+  set(TASKGRID_PC_LIBS_STATIC " ${TASKGRID_PC_LIBS_PRIVATE}")
 endif()
 configure_file(cmake/taskgrid.pc.in ${PROJECT_BINARY_DIR}/cmake/taskgrid.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/taskgrid.pc DESTINATION ${TASKGRID_INSTALL_PKGCONFIGDIR})

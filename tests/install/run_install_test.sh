@@ -5,7 +5,9 @@
 #     cmake --install BUILD --prefix WORK/prefix; then first_program.cpp and
 #     c_vector_scale.c built (a) by a CMake project with find_package(TaskGrid)
 #     and only CMAKE_PREFIX_PATH, (b) by a C-only CMake project, (c) with
-#     pkg-config and MPICH's wrappers; each run under MPIEXEC -n 2.
+#     pkg-config and MPICH's wrappers, and with pkg-config --static and the
+#     plain C compiler; each run under MPIEXEC -n 2. The installed
+#     taskgrid-timeline runs (--help, --version).
 #   run_install_test.sh subdir BUILD SOURCE WORK MPIEXEC VERSION
 #     a project that add_subdirectory()s SOURCE: configured (its CMakeLists
 #     checks that only the runtime is there), built, first_program run.
@@ -64,6 +66,12 @@ done
 grep -q "TASKGRID_VERSION_STRING \"$version\"" "$prefix/include/taskgrid/version.h" ||
   fail "installed version.h is not version $version"
 
+step "taskgrid-timeline"
+[[ -x $prefix/bin/taskgrid-timeline ]] || fail "not installed (executable): bin/taskgrid-timeline"
+run "taskgrid-timeline --help" "^usage: taskgrid_timeline" "$prefix/bin/taskgrid-timeline" --help
+run "taskgrid-timeline --version" "^taskgrid_timeline $version$" \
+  "$prefix/bin/taskgrid-timeline" --version
+
 step "(a) find_package(TaskGrid) from a C and C++ project"
 # No MPI compiler given: the package must pick the MPI TaskGrid was built with.
 cmake -S "$here/consumer" -B "$work/consumer" -DCMAKE_BUILD_TYPE=Release \
@@ -112,5 +120,26 @@ mpicc.mpich -O2 "$examples/c_vector_scale.c" -o "$work/pc/c_vector_scale" \
 run "pkg-config first_program" "sum = 2000.0 \(expected 2000.0\)" \
   "$mpiexec" -n 2 "$work/pc/first_program"
 run "pkg-config c_vector_scale" "^verified$" "$mpiexec" -n 2 "$work/pc/c_vector_scale"
+
+step "(d) pkg-config --static: the private fields from the library's link interface"
+# cmake/TaskGridInstall.cmake writes them from the taskgrid target: threads,
+# dl (CMAKE_DL_LIBS), the C++ runtime, and MPI as its own pkg-config module.
+private=$(sed -n 's/^Libs.private: //p' "$prefix/lib/pkgconfig/taskgrid.pc")
+for lib in -pthread -ldl -lstdc++ -lm; do
+  [[ " $private " == *" $lib "* ]] || fail "Libs.private lacks $lib: '$private'"
+done
+if pkg-config --exists mpich; then
+  [[ $(pkg-config --print-requires-private taskgrid) == mpich* ]] ||
+    fail "Requires.private is not mpich: '$(pkg-config --print-requires-private taskgrid)'"
+  # The plain C compiler, not MPI's wrapper: MPI, threads and the C++
+  # runtime must all come from taskgrid.pc.
+  # shellcheck disable=SC2046
+  cc -O2 "$examples/c_vector_scale.c" -o "$work/pc/c_vector_scale_static" \
+    $(pkg-config --static --cflags --libs taskgrid) || fail "cc with pkg-config --static failed"
+  run "pkg-config --static c_vector_scale" "^verified$" "$mpiexec" -n 2 \
+    "$work/pc/c_vector_scale_static"
+else
+  echo "pkg-config has no mpich module: the plain-compiler link is skipped"
+fi
 
 echo "PASS"

@@ -3,6 +3,7 @@
 
     check_taskbench_run.py [--tasks N] [--deps N] [--flops N] [--bytes N]
                            [--status S] [--stdout-once TEXT] [--stderr-once TEXT]
+                           [--stderr-never TEXT]
                            [--vector NAME|TASKS|DEPS|FLOPS|BYTES|FLAGS ...]
                            -- COMMAND...
 
@@ -10,7 +11,7 @@ The report lines `Total Tasks`, `Total Dependencies`, `Total FLOPs` and
 `Total Bytes` must equal the given values (spec section 10), the exit status
 must be S (default 0), and each --stdout-once / --stderr-once TEXT (repeatable) must occur
 exactly once in that stream (under MPI, usage errors and help come from rank 0
-only). Exits 0 on success, 1 with
+only), and each --stderr-never TEXT (repeatable) must not occur in stderr. Exits 0 on success, 1 with
 a reason otherwise.
 
 --vector (repeatable) runs several spec vectors in one process: their graph
@@ -40,6 +41,7 @@ def main() -> int:
     parser.add_argument("--status", type=int, default=0)
     parser.add_argument("--stdout-once", action="append")
     parser.add_argument("--stderr-once", action="append")
+    parser.add_argument("--stderr-never", action="append")
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--vector", action="append", default=[],
                         help="NAME|TASKS|DEPS|FLOPS|BYTES|FLAGS, run with the others in one process")
@@ -108,6 +110,9 @@ def check(args, command, quiet=False):
         for text in texts or []:
             if stream.count(text) != 1:
                 failures.append(f"{name} holds {text!r} {stream.count(text)} times, expected once")
+    for text in args.stderr_never or []:
+        if text in run.stderr:
+            failures.append(f"stderr holds {text!r}, expected never")
 
     if failures:
         print(f"command: {' '.join(command)}")

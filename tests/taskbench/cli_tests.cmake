@@ -42,7 +42,12 @@ endfunction()
 
 # --- Section 2.2 / 2.4 messages -------------------------------------------
 taskbench_cli_error(steps_zero "Invalid flag \"-steps 0\" must be > 0" -steps 0)
-taskbench_cli_error(steps_text "Invalid flag \"-steps 0\" must be > 0" -steps abc)
+taskbench_cli_error(steps_text "Invalid flag \"-steps abc\": not an integer" -steps abc)
+taskbench_cli_error(width_text "Invalid flag \"-width abc\": not an integer" -width abc)
+taskbench_cli_error(width_out_of_range
+                    "Invalid flag \"-width 99999999999999999999\": out of range (a 64-bit integer)"
+                    -width 99999999999999999999)
+taskbench_cli_error(fraction_text "Invalid flag \"-fraction 0.5x\": not a number" -fraction 0.5x)
 taskbench_cli_error(width_negative "Invalid flag \"-width -3\" must be > 0" -width -3)
 taskbench_cli_error(nodes_zero "Invalid flag \"-nodes 0\" must be > 0" -nodes 0)
 taskbench_cli_error(type_bogus "Invalid flag \"-type bogus\"" -type bogus)
@@ -63,7 +68,10 @@ taskbench_cli_error(gpu_lanes_zero "Invalid flag \"-gpu-lanes 0\" must be > 0"
 taskbench_cli_error(missing_argument "Flag \"-steps\" requires an argument" -width 4 -steps)
 taskbench_cli_error(first_bad_option "Invalid flag \"-width 0\" must be > 0" -width 0 -steps 0)
 taskbench_cli_error(spread_default_period
-                    "Graph type \"spread\" requires a period that is at most 2" -type spread)
+                    "Graph type \"spread\" requires a period that is at most 2 (width 4, radix 3), but no -period was given and the default 3 is too large: specify -period 1 to 2"
+                    -type spread)
+taskbench_cli_error(spread_given_period
+                    "Graph type \"spread\" requires a period that is at most 2" -type spread -period 3)
 taskbench_cli_error(period_unsupported
                     "Graph type \"stencil_1d\" does not support user-configurable period"
                     -type stencil_1d -period 2)
@@ -82,6 +90,16 @@ taskbench_cli_reject(random_nearest_radix_0 random_nearest -type random_nearest 
 taskbench_cli_reject(periodic_width_2 stencil_1d_periodic -type stencil_1d_periodic -width 2)
 taskbench_cli_reject(spread_radix_above_width spread -type spread -width 4 -radix 5 -period 1)
 taskbench_cli_reject(memory_bound_no_scratch memory_bound -kernel memory_bound -iter 4)
+# Refused before anything is allocated (it was a bare std::bad_alloc).
+taskbench_cli_reject(output_beyond_memory
+                     "-output 1000000000000000.: each task's output needs 1000000000000000 bytes"
+                     -output 1000000000000000)
+# An unwritable -json ends the run at once: the run given would take far
+# longer than the driver's timeout (it used to fail after the whole run).
+taskbench_cli_error(json_unwritable
+                    "Invalid flag \"-json /nonexistent-taskbench-dir/out.json\": cannot create it: No such file or directory"
+                    -json /nonexistent-taskbench-dir/out.json -steps 1000000000 -width 2
+                    -kernel busy_wait -iter 1000000000)
 
 # --- -h -----------------------------------------------------------------------
 taskbench_cli_test(help --status 0 --stdout-regex=-steps --stderr-empty -- -steps 5 -h)
@@ -91,9 +109,11 @@ taskbench_cli_test(io_bound --status 0 --stdout-line "Total Tasks 16" --stderr-e
                    -- -kernel io_bound -iter 2)
 taskbench_cli_test(broadcast --status 0 --stdout-line "Total Tasks 16" --stderr-empty
                    -- -type stencil_1d -broadcast 4099)
+# Ignored, but each named once on stderr (a typo such as -samples went unseen).
 taskbench_cli_test(unknown_flags_ignored --status 0 --stdout-line "Total Tasks 30"
-                   --stdout-line "        Samples: 16" --stderr-empty
-                   -- -samples 5 -steps 5 -width 6 -foo)
+                   --stdout-line "        Samples: 16"
+                   --stderr-exact "warning: ignoring unknown flag \"-samples\"\nwarning: ignoring unknown flag \"-foo\""
+                   -- -samples 5 -steps 5 -width 6 -foo -samples 6)
 
 # --- Section 10 vectors -----------------------------------------------------
 set(_tb_vectors

@@ -133,6 +133,14 @@ foreach(system IN ITEMS mpi mpi_omp)
                       CHECK --status 0 --stdout-once "Usage:" RUN -h)
 endforeach()
 
+# An unknown flag: the run goes on, rank 0 alone warns, once per flag (given
+# twice); the system's own flag (-device) is not unknown.
+_taskbench_mpi_test(taskbench_mpi.mpi_omp.np2.unknown_flag mpi_omp 2 1
+                    CHECK --tasks 16 --deps 30 --flops 0 --bytes 0
+                          --stderr-once "warning: ignoring unknown flag \"-foo\""
+                          --stderr-never=-device
+                    RUN -steps 4 -width 4 -type stencil_1d -foo 1 -device cpu -foo)
+
 # mpi_omp -device: bad values; -device gpu without CUDA in the build, or
 # without a usable GPU (CUDA_VISIBLE_DEVICES empty hides every GPU), ends the
 # run with a message naming the cause; with a GPU the run must pass

@@ -142,6 +142,15 @@ foreach(scheduler IN ITEMS round_robin locality heft)
   endforeach()
 endforeach()
 
+# An unknown flag: warned once (rank 0, before MPI starts); the system's own
+# flags are not unknown.
+_taskgrid_test(taskbench.taskgrid.np2.unknown_flag 2
+               CHECK --tasks 16 --deps 30 --flops 0 --bytes 0
+                     --stderr-once "warning: ignoring unknown flag \"-ll:cpu\""
+                     --stderr-never=-taskgrid:
+               RUN -steps 4 -width 4 -type stencil_1d -ll:cpu 2 -taskgrid:placement hint
+                   -taskgrid:warmup 1 -taskgrid:device cpu -ll:cpu 3)
+
 # Usage errors (printed once, same status on every rank, before MPI starts)
 # and -h.
 _taskgrid_test(taskbench.taskgrid.np2.placement_bogus 2

@@ -2,8 +2,11 @@
 // defaults of 2.3, parsing rules of 2.1, the crash cases of 2.4's table and
 // TaskGrid's own -json / -broadcast / -worker flags.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -154,8 +157,8 @@ TEST(OptionParsing, ChoiceFlags) {
 }
 
 TEST(OptionParsing, LastOneWins) {
-  const BenchConfig config =
-      parse("-steps 3 -steps 5 -type dom -type stencil_1d -iter 4 -iter 9 -fraction 0.1 -fraction 0.9");
+  const BenchConfig config = parse(
+      "-steps 3 -steps 5 -type dom -type stencil_1d -iter 4 -iter 9 -fraction 0.1 -fraction 0.9");
   const TaskGraph& g = config.graphs[0];
   EXPECT_EQ(g.timesteps, 5);
   EXPECT_EQ(g.dependence, DependenceType::stencil_1d);
@@ -166,23 +169,39 @@ TEST(OptionParsing, LastOneWins) {
   EXPECT_EQ(usage_error("-steps 0 -steps 5"), "Invalid flag \"-steps 0\" must be > 0");
 }
 
-TEST(OptionParsing, IntegersConvertLikeAtol) {
-  EXPECT_EQ(parse("-iter 1e3").graphs[0].kernel.iterations, 1);
-  EXPECT_EQ(parse("-width 12abc").graphs[0].max_width, 12);
+// Unlike the reference's atol/atof (which turn "abc" into 0 and "12abc"
+// into 12), a value must be a whole number: the message names flag and text.
+TEST(OptionParsing, IntegersMustBeWholeNumbers) {
   EXPECT_EQ(parse("-steps +7").graphs[0].timesteps, 7);
-  EXPECT_EQ(parse("-radix 3.9").graphs[0].radix, 3);
   EXPECT_EQ(parse("-iter -0").graphs[0].kernel.iterations, 0);
   EXPECT_EQ(parse("-iter 9999999999").graphs[0].kernel.iterations, int64_t{9999999999});
-  EXPECT_EQ(usage_error("-steps abc"), "Invalid flag \"-steps 0\" must be > 0");
-  EXPECT_EQ(usage_error("-width x5"), "Invalid flag \"-width 0\" must be > 0");
-  EXPECT_EQ(usage_error("-output 15.99"), "Invalid flag \"-output 15\" must be >= 16");
-  EXPECT_EQ(usage_error("-iter -3x"), "Invalid flag \"-iter -3\" must be >= 0");
+  EXPECT_EQ(usage_error("-width abc"), "Invalid flag \"-width abc\": not an integer");
+  EXPECT_EQ(usage_error("-steps abc"), "Invalid flag \"-steps abc\": not an integer");
+  EXPECT_EQ(usage_error("-width 12abc"), "Invalid flag \"-width 12abc\": not an integer");
+  EXPECT_EQ(usage_error("-iter 1e3"), "Invalid flag \"-iter 1e3\": not an integer");
+  EXPECT_EQ(usage_error("-radix 3.9"), "Invalid flag \"-radix 3.9\": not an integer");
+  EXPECT_EQ(usage_error("-output 15.99"), "Invalid flag \"-output 15.99\": not an integer");
+  EXPECT_EQ(usage_error("-iter -3x"), "Invalid flag \"-iter -3x\": not an integer");
+  EXPECT_EQ(usage_error("-steps +-3"), "Invalid flag \"-steps +-3\": not an integer");
+  EXPECT_EQ(usage_error_args({"-steps", ""}), "Invalid flag \"-steps \": not an integer");
+  EXPECT_EQ(usage_error("-width 99999999999999999999"),
+            "Invalid flag \"-width 99999999999999999999\": out of range (a 64-bit integer)");
+  // Every integer flag goes through the same check.
+  for (const char* flag :
+       {"-nodes", "-broadcast", "-worker", "-steps", "-width", "-radix", "-period", "-iter",
+        "-gpu-lanes", "-output", "-scratch", "-sample", "-field"})
+    EXPECT_EQ(usage_error_args({flag, "x5"}),
+              std::string("Invalid flag \"") + flag + " x5\": not an integer");
 }
 
-TEST(OptionParsing, RealsConvertLikeAtof) {
-  EXPECT_DOUBLE_EQ(parse("-fraction 0.5abc").graphs[0].fraction, 0.5);
-  EXPECT_DOUBLE_EQ(parse("-fraction abc").graphs[0].fraction, 0.0);
+TEST(OptionParsing, RealsMustBeWholeNumbers) {
+  EXPECT_EQ(usage_error("-fraction 0.5abc"), "Invalid flag \"-fraction 0.5abc\": not a number");
+  EXPECT_EQ(usage_error("-fraction abc"), "Invalid flag \"-fraction abc\": not a number");
+  EXPECT_EQ(usage_error("-imbalance x"), "Invalid flag \"-imbalance x\": not a number");
+  EXPECT_EQ(usage_error("-imbalance 1e999"),
+            "Invalid flag \"-imbalance 1e999\": out of range (a double)");
   EXPECT_DOUBLE_EQ(parse("-fraction .75").graphs[0].fraction, 0.75);
+  EXPECT_DOUBLE_EQ(parse("-fraction +.5").graphs[0].fraction, 0.5);
   EXPECT_DOUBLE_EQ(parse("-imbalance 1e-1").graphs[0].kernel.imbalance, 0.1);
   EXPECT_DOUBLE_EQ(parse("-fraction 1").graphs[0].fraction, 1.0);
   EXPECT_DOUBLE_EQ(parse("-fraction 0").graphs[0].fraction, 0.0);
@@ -192,16 +211,31 @@ TEST(OptionParsing, RealsConvertLikeAtof) {
 }
 
 TEST(OptionParsing, ValueIsTheNextArgumentEvenIfItLooksLikeAFlag) {
-  // "-width" is consumed as the value of -steps (atol gives 0).
-  EXPECT_EQ(usage_error("-steps -width 5"), "Invalid flag \"-steps 0\" must be > 0");
+  // "-width" is consumed as the value of -steps, and is not a number.
+  EXPECT_EQ(usage_error("-steps -width 5"), "Invalid flag \"-steps -width\": not an integer");
 }
 
-TEST(OptionParsing, UnknownArgumentsAreIgnored) {
-  const BenchConfig config = parse("-samples 5 -foo -bar 7 -ll:cpu 4 bare -steps 5 --width 9");
+TEST(OptionParsing, UnknownArgumentsAreIgnoredAndCollected) {
+  const BenchConfig config =
+      parse("-samples 5 -foo -bar 7 -ll:cpu 4 bare -steps 5 --width 9 -foo -bar 8 -x -3");
   ASSERT_EQ(config.graphs.size(), 1u);
   EXPECT_EQ(config.graphs[0].kernel.samples, 16);  // -samples is not -sample
   EXPECT_EQ(config.graphs[0].timesteps, 5);
   EXPECT_EQ(config.graphs[0].max_width, 4);
+  // Once each, in order; an unknown flag's value (not a flag) is its own.
+  const std::vector<std::string> expected{"-samples", "-foo",    "-bar", "-ll:cpu",
+                                          "bare",     "--width", "-x"};
+  EXPECT_EQ(config.ignored_arguments, expected);
+  EXPECT_TRUE(parse("-steps 5 -and -width 3").ignored_arguments.empty());
+}
+
+TEST(OptionParsing, SystemFlagsAreSkippedWithTheirValue) {
+  const std::vector<const char*> argv{
+      "taskbench", "-taskgrid:placement", "scheduler", "-steps", "5", "-device", "gpu", "-ll:x"};
+  const BenchConfig config = taskbench::parse_options(static_cast<int>(argv.size()), argv.data(),
+                                                      {"-taskgrid:placement", "-device"});
+  EXPECT_EQ(config.graphs[0].timesteps, 5);
+  EXPECT_EQ(config.ignored_arguments, std::vector<std::string>{"-ll:x"});
 }
 
 TEST(OptionParsing, WorkerIsStoredButDoesNotChangeTheGraph) {
@@ -296,7 +330,8 @@ const MessageCase kOptionMessages[] = {
 };
 
 TEST(OptionMessages, InvalidValues) {
-  for (const MessageCase& c : kOptionMessages) EXPECT_EQ(usage_error(c.flags), c.message) << c.flags;
+  for (const MessageCase& c : kOptionMessages)
+    EXPECT_EQ(usage_error(c.flags), c.message) << c.flags;
 }
 
 TEST(OptionMessages, MessageHasNoErrorPrefix) {
@@ -309,6 +344,26 @@ TEST(OptionMessages, NegativeOutputIsRejected) {
   const std::string message = usage_error("-output -16");
   EXPECT_NE(message, "<no error>");
   EXPECT_NE(message.find("-output -16"), std::string::npos) << message;
+}
+
+// A buffer no machine can hold is refused before anything is allocated,
+// naming the flag and the bytes (it ended in a bare std::bad_alloc).
+TEST(OptionMessages, OutputLargerThanMemoryIsRejected) {
+  EXPECT_EQ(usage_error("-output 1000000000000000")
+                .rfind("Invalid flag \"-output 1000000000000000\": each task's output needs "
+                       "1000000000000000 bytes (4000000000000000 for the 4 points of one "
+                       "timestep), more than this machine's memory (",
+                       0),
+            0u)
+      << usage_error("-output 1000000000000000");
+  EXPECT_NE(usage_error("-width 8 -scratch 1000000000000000").find("-scratch 1000000000000000"),
+            std::string::npos);
+  EXPECT_EQ(usage_error("-broadcast 1000000000000000")
+                .rfind("Invalid flag \"-broadcast 1000000000000000\": the broadcast buffer needs "
+                       "1000000000000000 bytes in every process, more than this machine's memory (",
+                       0),
+            0u);
+  EXPECT_EQ(parse("-output 1048576").graphs[0].output_bytes, 1048576);
 }
 
 TEST(OptionMessages, MissingArgument) {
@@ -350,15 +405,27 @@ const MessageCase kGraphMessages[] = {
      "Graph type \"stencil_1d\" does not support user-configurable period"},
     {"-period 1", "Graph type \"trivial\" does not support user-configurable period"},
     {"-type nearest -period 3", "Graph type \"nearest\" does not support user-configurable period"},
-    {"-type fft -width 8 -period 1", "Graph type \"fft\" does not support user-configurable period"},
-    {"-type spread", "Graph type \"spread\" requires a period that is at most 2"},
+    {"-type fft -width 8 -period 1",
+     "Graph type \"fft\" does not support user-configurable period"},
+    // No -period given: the message says the default is what is wrong.
+    {"-type spread",
+     "Graph type \"spread\" requires a period that is at most 2 (width 4, radix 3), but no -period "
+     "was given and the default 3 is too large: specify -period 1 to 2"},
+    {"-type spread -width 8 -radix 4",
+     "Graph type \"spread\" requires a period that is at most 2 (width 8, radix 4), but no -period "
+     "was given and the default 3 is too large: specify -period 1 to 2"},
+    {"-type spread -period 3", "Graph type \"spread\" requires a period that is at most 2"},
     {"-type spread -width 10 -radix 3 -period 5",
      "Graph type \"spread\" requires a period that is at most 4"},
     {"-type spread -width 16 -radix 4 -period 5",
      "Graph type \"spread\" requires a period that is at most 4"},
     // Graphs are validated in order; the first failing graph is reported.
+    {"-type spread -period 1 -and -type spread",
+     "Graph type \"spread\" requires a period that is at most 2 (width 4, radix 3), but no -period "
+     "was given and the default 3 is too large: specify -period 1 to 2"},
     {"-type spread -and -type random_nearest -period 0",
-     "Graph type \"spread\" requires a period that is at most 2"},
+     "Graph type \"spread\" requires a period that is at most 2 (width 4, radix 3), but no -period "
+     "was given and the default 3 is too large: specify -period 1 to 2"},
     {"-type stencil_1d -and -type stencil_1d -period 3",
      "Graph type \"stencil_1d\" does not support user-configurable period"},
     {"-type dom -period 2 -and -type spread -period 0",
@@ -440,8 +507,7 @@ void expect_rejected_naming_either(const std::string& flags, const std::string& 
   const std::string message = usage_error(flags);
   EXPECT_NE(message, "<no error>") << flags;
   EXPECT_NE(message, "<other exception>") << flags;
-  EXPECT_TRUE(message.find(kernel) != std::string::npos ||
-              message.find(flag) != std::string::npos)
+  EXPECT_TRUE(message.find(kernel) != std::string::npos || message.find(flag) != std::string::npos)
       << flags << " -> \"" << message << "\" should mention " << kernel << " or " << flag;
 }
 
@@ -472,14 +538,15 @@ TEST(CrashCases, IoBoundIsAccepted) {
 // parse_command_line: what every system's main() does.
 
 bool run_command_line(const std::vector<std::string>& args, BenchConfig& config, int& status,
-                      std::string& out, std::string& err, bool print = true) {
+                      std::string& out, std::string& err, bool print = true,
+                      const std::vector<std::string_view>& own_flags = {}) {
   std::vector<const char*> argv{"taskbench-test"};
   for (const std::string& arg : args) argv.push_back(arg.c_str());
   argv.push_back(nullptr);
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
   const bool ok = taskbench::parse_command_line(static_cast<int>(argv.size() - 1), argv.data(),
-                                                config, status, print);
+                                                config, status, print, own_flags);
   out = ::testing::internal::GetCapturedStdout();
   err = ::testing::internal::GetCapturedStderr();
   return ok;
@@ -507,7 +574,9 @@ TEST(CommandLine, ErrorPrintsPrefixedMessageAndStatus2) {
 
   EXPECT_FALSE(run_command_line({"-type", "spread"}, config, status, out, err));
   EXPECT_EQ(status, 2);
-  EXPECT_EQ(err, "error: Graph type \"spread\" requires a period that is at most 2\n");
+  EXPECT_EQ(err,
+            "error: Graph type \"spread\" requires a period that is at most 2 (width 4, radix 3), "
+            "but no -period was given and the default 3 is too large: specify -period 1 to 2\n");
   EXPECT_EQ(out, "");
 
   EXPECT_FALSE(run_command_line({"-iter"}, config, status, out, err));
@@ -563,6 +632,62 @@ TEST(CommandLine, HelpStopsTheScan) {
   EXPECT_FALSE(run_command_line({"-type", "spread", "-h"}, config, status, out, err));
   EXPECT_EQ(status, 0);
   EXPECT_EQ(err, "");
+}
+
+TEST(CommandLine, UnknownFlagsWarnOncePerFlag) {
+  BenchConfig config;
+  int status = -7;
+  std::string out, err;
+  EXPECT_TRUE(run_command_line(
+      {"-foo", "-steps", "5", "stray", "-taskgrid:placement", "hint", "-foo", "-worker", "2"},
+      config, status, out, err));
+  EXPECT_EQ(err,
+            "warning: ignoring unknown flag \"-foo\"\n"
+            "warning: ignoring argument \"stray\"\n"
+            "warning: ignoring unknown flag \"-taskgrid:placement\"\n");
+  EXPECT_EQ(out, "");
+  // The system's own flags are not unknown; only the printing process warns.
+  EXPECT_TRUE(run_command_line({"-foo", "-taskgrid:placement", "hint"}, config, status, out, err,
+                               true, {"-taskgrid:placement"}));
+  EXPECT_EQ(err, "warning: ignoring unknown flag \"-foo\"\n");
+  EXPECT_TRUE(run_command_line({"-foo"}, config, status, out, err, /*print=*/false));
+  EXPECT_EQ(err, "");
+  // A usage error prints the error alone.
+  EXPECT_FALSE(run_command_line({"-foo", "-steps", "0"}, config, status, out, err));
+  EXPECT_EQ(err, "error: Invalid flag \"-steps 0\" must be > 0\n");
+}
+
+// -json is checked before the run (it used to fail only when the report was
+// written, after the whole run), and nothing is created by the check.
+TEST(CommandLine, UnwritableJsonPathFailsAtOnce) {
+  BenchConfig config;
+  int status = 0;
+  std::string out, err;
+  EXPECT_FALSE(
+      run_command_line({"-json", "/nonexistent-taskbench-dir/out.json"}, config, status, out, err));
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(err,
+            "error: Invalid flag \"-json /nonexistent-taskbench-dir/out.json\": cannot create it: "
+            "No such file or directory\n");
+  EXPECT_EQ(out, "");
+
+  const std::string directory = ::testing::TempDir();
+  EXPECT_FALSE(run_command_line({"-json", directory}, config, status, out, err));
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(err,
+            "error: Invalid flag \"-json " + directory + "\": cannot write it: Is a directory\n");
+
+  // A new file is not left behind; an existing one keeps its content.
+  const std::string fresh = directory + "/taskbench_json_check_" + std::to_string(getpid());
+  EXPECT_TRUE(run_command_line({"-json", fresh}, config, status, out, err));
+  EXPECT_EQ(err, "");
+  EXPECT_NE(access(fresh.c_str(), F_OK), 0) << "the check left " << fresh;
+  std::ofstream(fresh) << "kept";
+  EXPECT_TRUE(run_command_line({"-json", fresh}, config, status, out, err));
+  std::string content;
+  std::getline(std::ifstream(fresh), content);
+  EXPECT_EQ(content, "kept");
+  std::remove(fresh.c_str());
 }
 
 TEST(CommandLine, UsageText) {

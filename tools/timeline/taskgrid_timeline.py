@@ -3,7 +3,9 @@
 
 One row per (rank, thread); task spans are bars coloured by task name (the
 legend names the most frequent), communication spans ("comm": sends,
-receives, broadcasts) are drawn in one colour of their own, and with
+receives, broadcasts) are drawn in one colour of their own, which no task
+gets, on a thin lane of their own under each row's tasks (a long "broadcast
+received" wait would otherwise cover the row's tasks), and with
 --flows the trace's flow arrows (send -> receive, task -> dependent task)
 are drawn too. For a first look at a run without opening Perfetto.
 
@@ -24,6 +26,15 @@ __version__ = "0.1.0"
 PROG = "taskgrid_timeline"
 COMM_COLOUR = "#d62728"
 OTHER_COLOUR = "#b0b0b0"
+# Task colours: matplotlib's tab20 without its reds (communication's colour)
+# and greys (the other tasks' colour), so that no task looks like either.
+TASK_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+                "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2",
+                "#dbdb8d", "#9edae5")
+# Where a row's bars go, as (offset from the row's centre, height), rows being
+# 1 apart: tasks above, communication on a thin lane below, never overlapping.
+TASK_LANE = (-0.42, 0.52)
+COMM_LANE = (0.16, 0.24)
 # At most this many arrows are drawn: beyond, a picture shows only clutter.
 MAX_ARROWS = 2000
 
@@ -104,6 +115,39 @@ def build_timeline(events: list[dict]) -> Timeline:
     return Timeline(rows, labels, spans, flows)
 
 
+def task_colours(names: list[str]) -> dict[str, str]:
+    """A colour per task name, in order, from TASK_PALETTE (repeating after
+    its 16 colours)."""
+    return {name: TASK_PALETTE[i % len(TASK_PALETTE)] for i, name in enumerate(names)}
+
+
+def lane(category: str) -> tuple[float, float]:
+    """The (offset, height) of a span's bar in its row."""
+    return COMM_LANE if category == "comm" else TASK_LANE
+
+
+def bar_groups(timeline: Timeline, colours: dict[str, str], minimum: float
+               ) -> dict[tuple[float, float, str], list[tuple[float, float]]]:
+    """The bars to draw, as (y, height, colour) -> [(start ms, length ms)]:
+    grouped so that one broken_barh call draws each (fast for 100k spans).
+    Spans shorter than `minimum` ms get that length, to stay visible."""
+    origin = min(span.start for span in timeline.spans)
+    index = {row: i for i, row in enumerate(timeline.rows)}
+    groups: dict[tuple[float, float, str], list[tuple[float, float]]] = {}
+    for span in timeline.spans:
+        if span.category == "task":
+            colour = colours.get(span.name, OTHER_COLOUR)
+        elif span.category == "comm":
+            colour = COMM_COLOUR
+        else:
+            colour = OTHER_COLOUR
+        offset, height = lane(span.category)
+        start = (span.start - origin) * 1e-3
+        groups.setdefault((index[span.row] + offset, height, colour), []).append(
+            (start, max(span.duration * 1e-3, minimum)))
+    return groups
+
+
 def draw(timeline: Timeline, output: Path, *, legend: int, flows: bool, title: str,
          width: float) -> None:
     try:
@@ -122,29 +166,13 @@ def draw(timeline: Timeline, output: Path, *, legend: int, flows: bool, title: s
     index = {row: i for i, row in enumerate(timeline.rows)}
     task_names = Counter(s.name for s in timeline.spans if s.category == "task")
     named = [name for name, _ in task_names.most_common(legend)]
-    palette = plt.get_cmap("tab10" if len(named) <= 10 else "tab20")
-    colours = {name: palette(i % palette.N) for i, name in enumerate(named)}
+    colours = task_colours(named)
 
     height = max(2.0, 0.45 * len(timeline.rows) + 1.5)
     figure, axes = plt.subplots(figsize=(width, height))
-    # Bars grouped by row and colour: one broken_barh call each, fast for 100k spans.
-    groups: dict[tuple[int, object], list[tuple[float, float]]] = {}
     minimum = extent_ms / max(width * 100, 1)  # zero-length spans stay visible
-    for span in timeline.spans:
-        if span.category == "task":
-            colour = colours.get(span.name, OTHER_COLOUR)
-        elif span.category == "comm":
-            colour = COMM_COLOUR
-        else:
-            colour = OTHER_COLOUR
-        start = (span.start - origin) * 1e-3
-        groups.setdefault((index[span.row], colour), []).append(
-            (start, max(span.duration * 1e-3, minimum)))
-    # Communication first, so that task bars (taller) stay on top.
-    for (row, colour), bars in sorted(groups.items(), key=lambda g: g[0][1] != COMM_COLOUR):
-        thin = colour == COMM_COLOUR
-        axes.broken_barh(bars, (row - (0.15 if thin else 0.35), 0.3 if thin else 0.7),
-                         facecolors=colour, linewidth=0)
+    for (y, height, colour), bars in bar_groups(timeline, colours, minimum).items():
+        axes.broken_barh(bars, (y, height), facecolors=colour, linewidth=0)
     if flows:
         for source, start, dest, stop in timeline.flows[:MAX_ARROWS]:
             axes.annotate("", xy=((stop - origin) * 1e-3, index[dest]),
@@ -176,7 +204,8 @@ def draw(timeline: Timeline, output: Path, *, legend: int, flows: bool, title: s
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Draws a TaskGrid trace (TASKGRID_TRACE=path) as a PNG timeline: "
-        "one row per rank and thread, task spans coloured by name, communication in red.")
+        "one row per rank and thread, task spans coloured by name, communication in red "
+        "on a thin lane under each row's tasks.")
     parser.add_argument("trace", type=Path, help="the trace file (JSON) a run wrote")
     parser.add_argument("-o", "--output", type=Path,
                         help="the PNG to write (default: the trace's name with .png)")

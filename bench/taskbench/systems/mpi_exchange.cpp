@@ -423,7 +423,7 @@ int run_system(int argc, char** argv, const char* name, int thread_level, System
   BenchConfig config;
   int status = 0;
   // Every rank parses the same argv and reaches the same verdict.
-  if (!parse_command_line(argc, argv, config, status, world.rank == 0)) {
+  if (!parse_command_line(argc, argv, config, status, world.rank == 0, system.own_flags())) {
     if (config.help && world.rank == 0) std::fputs(system.help_text(), stdout);
     finalize(world);
     return status;

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/options.h"
@@ -221,6 +222,9 @@ class System {
                                   const BenchConfig& /*config*/) {
     return {};
   }
+  // The flags parse_flags reads (each with one value): not warned about as
+  // unknown.
+  virtual std::vector<std::string_view> own_flags() const { return {}; }
   // Printed after the usage for -h (its own flags); "" for none.
   virtual const char* help_text() const { return ""; }
   // Untimed, once, after planning: size per-thread state. Returns the number

@@ -52,6 +52,8 @@ class MpiOmpSystem final : public System {
 #endif
   }
 
+  std::vector<std::string_view> own_flags() const override { return {kDeviceFlag}; }
+
   const char* help_text() const override {
     return "\nMPI+OpenMP options:\n"
            "  -device cpu|gpu          cpu (default): kernels run on the OpenMP threads\n"

@@ -24,15 +24,22 @@ thread_local volatile double g_result_sink;
 int main(int argc, char** argv) {
   BenchConfig config;
   int exit_status = 0;
-  if (!parse_command_line(argc, argv, config, exit_status)) return exit_status;
-  int threads = config.workers > 0 ? static_cast<int>(config.workers) : omp_get_max_threads();
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], "-threads") == 0) threads = std::atoi(argv[i + 1]);
-  const TaskGraph& g = config.graphs.front();
-  if (threads < 1) {
-    std::fprintf(stderr, "error: -threads must be > 0\n");
+  if (!parse_command_line(argc, argv, config, exit_status, true, {"-threads"})) return exit_status;
+  int64_t requested = config.workers > 0 ? config.workers : omp_get_max_threads();
+  try {
+    for (int i = 1; i + 1 < argc; ++i)
+      if (std::strcmp(argv[i], "-threads") == 0)
+        requested = parse_number<int64_t>("-threads", argv[i + 1]);
+  } catch (const UsageError& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
     return 2;
   }
+  const TaskGraph& g = config.graphs.front();
+  if (requested < 1 || requested > 1 << 20) {
+    std::fprintf(stderr, "error: -threads must be > 0 and <= 1048576\n");
+    return 2;
+  }
+  const int threads = static_cast<int>(requested);
   if (g.kernel.type != KernelType::compute_bound && g.kernel.type != KernelType::compute_bound2 &&
       g.kernel.type != KernelType::busy_wait) {
     std::fprintf(stderr,

@@ -141,7 +141,8 @@ int main(int argc, char** argv) {
   // starts, so a usage error or -h ends every rank alike (no MPI, no hang).
   const bool print = rank_from_environment() == 0;
   int status = 0;
-  if (!parse_command_line(argc, argv, g_config, status, print)) {
+  if (!parse_command_line(argc, argv, g_config, status, print,
+                          {kPlacementFlag, tg::kWarmupFlag, tg::kDeviceFlag})) {
     if (g_config.help && print)
       std::fputs(
           "\nTaskGrid options:\n"

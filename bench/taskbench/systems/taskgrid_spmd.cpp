@@ -68,7 +68,8 @@ int run(int argc, char** argv, const tg::Functions& functions, tg::Device device
   const int ranks = taskgrid::num_ranks();
   // Every rank parses the same argv and reaches the same verdict.
   int status = 0;
-  if (!parse_command_line(argc, argv, g_config, status, rank == 0)) {
+  if (!parse_command_line(argc, argv, g_config, status, rank == 0,
+                          {tg::kWarmupFlag, tg::kDeviceFlag})) {
     if (g_config.help && rank == 0) {
       std::fputs(tg::kWarmupHelp, stdout);
       std::fputs(tg::kDeviceHelp, stdout);

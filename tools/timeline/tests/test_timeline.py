@@ -110,3 +110,37 @@ def test_help_and_version():
 def test_version_matches_the_project():
     cmake = (TOOL.parents[2] / "CMakeLists.txt").read_text()
     assert f"VERSION {taskgrid_timeline.__version__} " in cmake
+
+
+def test_no_task_gets_the_communication_or_other_colour():
+    # The old palette (tab10) gave the fourth task name communication's red.
+    for count in (1, 4, 10, 16, 40):
+        colours = taskgrid_timeline.task_colours([f"task{i}" for i in range(count)])
+        assert len(colours) == count
+        assert taskgrid_timeline.COMM_COLOUR not in colours.values()
+        assert taskgrid_timeline.OTHER_COLOUR not in colours.values()
+    sixteen = taskgrid_timeline.task_colours([f"task{i}" for i in range(16)])
+    assert len(set(sixteen.values())) == 16  # distinct while the palette lasts
+
+
+def test_communication_has_a_lane_apart_from_the_tasks():
+    # A broadcast wait covering the whole run on the row of its tasks.
+    events = [span(0, 0, "broadcast received", 0.0, 1000.0, cat="comm", id=9),
+              span(0, 0, "stencil", 100.0, 50.0, id=1),
+              span(0, 0, "stencil", 400.0, 50.0, id=2),
+              span(0, 1, "reduce", 200.0, 50.0, id=3)]
+    timeline = taskgrid_timeline.build_timeline(events)
+    colours = taskgrid_timeline.task_colours(["stencil", "reduce"])
+    groups = taskgrid_timeline.bar_groups(timeline, colours, minimum=0.001)
+    comm = [(y, h) for (y, h, c) in groups if c == taskgrid_timeline.COMM_COLOUR]
+    tasks = [(y, h) for (y, h, c) in groups if c != taskgrid_timeline.COMM_COLOUR]
+    assert comm == [pytest.approx(taskgrid_timeline.COMM_LANE)]  # row 0
+    assert len(tasks) == 2
+    for y, h in tasks + comm:  # each bar stays inside its row (rows are 1 apart)
+        row = round(y + h / 2)
+        assert row - 0.5 <= y and y + h <= row + 0.5
+    (comm_y, comm_h), = comm
+    for y, h in tasks:  # no task bar shares height with the communication lane
+        assert y + h <= comm_y or y >= comm_y + comm_h
+    # The whole span is kept: a long wait is drawn at its length, on its lane.
+    assert groups[(comm_y, comm_h, taskgrid_timeline.COMM_COLOUR)] == [(0.0, 1.0)]
