@@ -227,6 +227,13 @@ const Setting kSettings[] = {
      [](RuntimeOptions& o, const char*, const char* value) {
        o.stats = std::string(value) != "0";
      }},
+    {"TASKGRID_TIMING", "0",
+     "1: time every task (TASKGRID_STATS' task_ms) even where placement needs no durations "
+     "(heft times them anyway); one clock read per task",
+     [](RuntimeOptions& o, const char*, const char* value) {
+       o.timing = std::string(value) != "0";
+     },
+     nullptr, true},
     {"TASKGRID_DISPLAY_ENV", "0", "1 (or verbose): rank 0 prints these settings at start-up",
      [](RuntimeOptions& o, const char* name, const char* value) {
        const std::string text = value;
