@@ -96,6 +96,7 @@ class Engine final : public core::CommandSink, private VersionEvents {
   int rank() const { return transport_.rank(); }
   EngineStats stats() const {
     EngineStats stats = stats_;
+    stats.timing = timing_ ? 1 : 0;
     stats.versions_reclaimed = versions_.reclaimed();
     stats.versions_live = versions_.live();
     stats.version_bytes_held = versions_.held_bytes();

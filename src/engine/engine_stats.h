@@ -8,6 +8,7 @@ namespace taskgrid::engine {
 struct EngineStats {
   uint64_t tasks_executed = 0;
   uint64_t tasks_built_in_place = 0;  // by this process's planner (comm::wire::LocalTask)
+  uint64_t timing = 0;                // 1: this rank timed its tasks (else task_ns stays 0)
   uint64_t task_ns = 0;
   uint64_t data_messages_sent = 0;
   uint64_t data_bytes_sent = 0;

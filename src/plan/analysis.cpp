@@ -17,6 +17,11 @@ Analysis::Analysis(const AnalysisConfig& config)
                                  config.devices);
     uses_clock_ = std::string(policy_->name()) == "heft";
   }
+  if (config.placement_stats) placement_stats_ = std::make_unique<PlacementStats>(config.ranks);
+}
+
+std::string Analysis::placement_report() const {
+  return placement_stats_ ? placement_stats_->report(scheduler_name(), costs_) : std::string();
 }
 
 double Analysis::now() const {
@@ -59,6 +64,8 @@ void Analysis::not_published(uint64_t version, const graph::HandleState& state) 
 int Analysis::place(uint32_t function, const TaskOptions& options, uint64_t task_id, bool has_cpu,
                     bool has_device) {
   placed_device_ = options.device;
+  int rank = options.rank;
+  double assumed = 0;  // heft's duration for a function not measured yet
   if (policy_) {
     // The policy sees where each input version lives (and is told about
     // hinted tasks too: they load their rank).
@@ -70,14 +77,25 @@ int Analysis::place(uint32_t function, const TaskOptions& options, uint64_t task
     request.has_cpu = has_cpu;
     request.has_device = has_device;
     request.device_hint = options.device;
-    int rank = options.rank;
     if (rank < 0)
       rank = policy_->place_and_book(request);
     else
       policy_->placed(request, rank);
     placed_device_ = policy_->chosen_device(options.device);
-    return rank;
+    if (placement_stats_ && uses_clock_ && sched::uncalibrated(costs_, request))
+      assumed = sched::estimated_task_seconds(costs_, request);
+  } else {
+    rank = place_by_owner(options, task_id);
   }
+  if (placement_stats_) {
+    bool inputs_there = true;
+    for (const data::VersionInfo* info : inputs_) inputs_there &= !info || info->holds(rank);
+    placement_stats_->count(function, rank, options.rank >= 0, inputs_there, assumed);
+  }
+  return rank;
+}
+
+int Analysis::place_by_owner(const TaskOptions& options, uint64_t task_id) const {
   if (options.rank >= 0) return options.rank;
   // spmd: owner computes. Deterministic on every rank by construction.
   for (const graph::ResolvedAccess& r : resolved_)

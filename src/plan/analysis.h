@@ -19,6 +19,7 @@
 
 #include "data/directory.h"
 #include "graph/dependency_tracker.h"
+#include "plan/placement_stats.h"
 #include "sched/cost_model.h"
 #include "sched/placement.h"
 #include "taskgrid/taskgrid.hpp"
@@ -33,7 +34,8 @@ struct AnalysisConfig {
   sched::Scheduler scheduler = sched::Scheduler::heft;  // cluster mode only
   double latency_seconds = 5e-6;
   double bandwidth_bytes_per_second = 5e9;
-  sched::DeviceSlots devices;  // cluster mode: heft places tasks on them too
+  sched::DeviceSlots devices;    // cluster mode: heft places tasks on them too
+  bool placement_stats = false;  // count why tasks went where (TASKGRID_STATS)
 };
 
 class Analysis {
@@ -103,15 +105,21 @@ class Analysis {
     return state.where;
   }
   uint64_t next_version() const { return next_version_; }
+  // Why tasks went where they did (PlacementStats::report); "" unless
+  // AnalysisConfig::placement_stats.
+  std::string placement_report() const;
 
  private:
   double now() const;
+  // spmd: the rank hint, else owner computes.
+  int place_by_owner(const TaskOptions& options, uint64_t task_id) const;
   [[noreturn]] static void not_published(uint64_t version, const graph::HandleState& state);
 
   AnalysisConfig config_;
   sched::CostModel costs_;
-  std::unique_ptr<sched::PlacementPolicy> policy_;  // cluster mode
-  bool uses_clock_ = false;                         // heft: estimates need the clock
+  std::unique_ptr<sched::PlacementPolicy> policy_;   // cluster mode
+  std::unique_ptr<PlacementStats> placement_stats_;  // with TASKGRID_STATS only
+  bool uses_clock_ = false;                          // heft: estimates need the clock
   const uint64_t start_ns_;
   graph::DependencyTracker tracker_;
   uint64_t next_version_ = 1;

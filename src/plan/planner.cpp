@@ -25,7 +25,8 @@ plan::AnalysisConfig analysis_config(const PlannerConfig& config) {
           .scheduler = config.scheduler,
           .latency_seconds = config.latency_seconds,
           .bandwidth_bytes_per_second = config.bandwidth_bytes_per_second,
-          .devices = config.devices};
+          .devices = config.devices,
+          .placement_stats = config.placement_stats};
 }
 
 plan::BroadcastConfig broadcast_config(const PlannerConfig& config) {
@@ -60,6 +61,11 @@ Planner::Planner(core::CommandSink& sink, const PlannerConfig& config)
       window_open_(sink.blocking()) {}
 
 const char* Planner::scheduler_name() const { return analysis_.scheduler_name(); }
+
+std::string Planner::placement_report() {
+  std::lock_guard lock(mutex_);
+  return analysis_.placement_report();
+}
 
 void Planner::flush_for_tests() {
   std::lock_guard lock(mutex_);

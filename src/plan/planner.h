@@ -67,6 +67,8 @@ struct PlannerConfig {
   size_t max_message = size_t{1} << 30;  // the transport's chunk limit
   // Per rank, the lowest rank on its node (empty: every rank on its own).
   std::vector<int32_t> node_of_rank;
+  // Count why tasks went where (Planner::placement_report; TASKGRID_STATS).
+  bool placement_stats = false;
   // Tasks this planner waits for that may be in flight before submit() waits
   // for some to finish (0: no limit): bounds the engines' memory, and a
   // program far ahead of its tasks gains nothing.
@@ -98,6 +100,9 @@ class Planner final : public core::EngineListener {
   // Waits for this planner's tasks, then stops the engines it commands.
   void shutdown();
   const char* scheduler_name() const;
+  // Why the tasks planned here went where they did, a few lines per rank
+  // ("" unless PlannerConfig::placement_stats).
+  std::string placement_report();
   // For tests: hands every batch to the sink; the tasks in flight, and how
   // many of them the in-flight table keeps outside its ring.
   void flush_for_tests();

@@ -99,7 +99,16 @@ void exit_guard() {
   std::_Exit(1);
 }
 
-void print_stats(comm::Collectives& collectives, const engine::EngineStats& stats) {
+// Why no task was timed (TASKGRID_STATS then prints task_ms as n/a, not 0).
+std::string untimed_reason(const runtime::RuntimeOptions& options) {
+  if (options.mode == Mode::spmd) return "spmd places tasks by owner, needing no durations";
+  return std::string("TASKGRID_SCHEDULER=") + sched::scheduler_name(options.scheduler) +
+         " needs no durations";
+}
+
+// Collective. `placement`: rank 0's planner's report (why tasks went where).
+void print_stats(comm::Collectives& collectives, const engine::EngineStats& stats,
+                 const std::string& placement, const std::string& untimed) {
   const std::vector<std::vector<char>> all = collectives.gather(0, &stats, sizeof stats);
   if (collectives.rank() != 0) return;
   const int size = collectives.size();
@@ -111,15 +120,20 @@ void print_stats(comm::Collectives& collectives, const engine::EngineStats& stat
   const auto for_each_rank = [&](const auto& print) {
     for (int r = 0; r < size; ++r) print(r, ranks[static_cast<size_t>(r)]);
   };
+  bool timed = trace::enabled();  // a trace times every task
+  for (const engine::EngineStats& s : ranks) timed |= s.timing != 0;
   std::fprintf(
       stderr,
       "taskgrid stats: rank  tasks  task_ms  data_sent(msgs/bytes)  "
       "data_received(msgs/bytes)  control_sent(msgs/bytes)  control_received  reclaimed\n");
   for_each_rank([&](int r, const engine::EngineStats& s) {
+    char task_ms[32] = "     n/a";
+    if (timed)
+      std::snprintf(task_ms, sizeof task_ms, "%8.3f", static_cast<double>(s.task_ns) * 1e-6);
     std::fprintf(
         stderr,
-        "taskgrid stats: %4d %6llu %8.3f %8llu/%-12llu %8llu/%-12llu %8llu/%-12llu %8llu %9llu\n",
-        r, static_cast<unsigned long long>(s.tasks_executed), static_cast<double>(s.task_ns) * 1e-6,
+        "taskgrid stats: %4d %6llu %s %8llu/%-12llu %8llu/%-12llu %8llu/%-12llu %8llu %9llu\n", r,
+        static_cast<unsigned long long>(s.tasks_executed), task_ms,
         static_cast<unsigned long long>(s.data_messages_sent),
         static_cast<unsigned long long>(s.data_bytes_sent),
         static_cast<unsigned long long>(s.data_messages_received),
@@ -129,6 +143,12 @@ void print_stats(comm::Collectives& collectives, const engine::EngineStats& stat
         static_cast<unsigned long long>(s.control_messages_received),
         static_cast<unsigned long long>(s.versions_reclaimed));
   });
+  if (!timed)
+    std::fprintf(stderr,
+                 "taskgrid stats: task_ms n/a: tasks were not timed (timing off: %s); "
+                 "TASKGRID_TIMING=1 times them, one clock read per task\n",
+                 untimed.c_str());
+  std::fprintf(stderr, "%s", placement.c_str());
   for_each_rank([&](int r, const engine::EngineStats& s) {
     std::fprintf(stderr,
                  "taskgrid bcast stats: rank %d rooted %llu routes_received %llu chunks_sent %llu "
@@ -184,7 +204,10 @@ int shut_down_rank(int exit_status) {
   // here on is finishing, not stopped.
   rt.watchdog->leave();
   rt.watchdog.reset();
-  if (rt.options.stats) print_stats(collectives, rt.engine->stats());
+  if (rt.options.stats)
+    print_stats(collectives, rt.engine->stats(),
+                rt.planner ? rt.planner->placement_report() : std::string(),
+                untimed_reason(rt.options));
   rt.planner.reset();
   rt.divergence.reset();
   rt.engine.reset();
@@ -340,6 +363,7 @@ plan::PlannerConfig planner_config(const runtime::RuntimeOptions& options,
   config.broadcast = options.broadcast;
   config.broadcast_min_bytes = options.broadcast_min_bytes;
   config.broadcast_chunk = options.broadcast_chunk;
+  config.placement_stats = options.stats;
   return config;
 }
 
@@ -502,8 +526,9 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   // Durations feed the scheduler's cost model where it needs them (cluster
   // mode places; spmd places by owner). The task deadline needs each task's
   // start time.
+  // TASKGRID_TIMING=1 asks for durations for the statistics only.
   rt->engine->set_timing((!spmd && sched::needs_task_durations(rt->options.scheduler)) ||
-                         rt->options.task_deadline_seconds > 0);
+                         rt->options.task_deadline_seconds > 0 || rt->options.timing);
   if (rank == 0 && rt->options.display_env > 0) {
     runtime::DisplayFacts facts;
     facts.mode_source = mode_source;

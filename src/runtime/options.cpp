@@ -58,6 +58,20 @@ Enum read_choice(const char* name, const char* value,
   return read_named<Enum>(name, value, lookup, what, listed);
 }
 
+// On or off: 1, yes, true, on / 0, no, false, off; otherwise throws as read_named.
+bool read_switch(const char* name, const char* value) {
+  return read_choice<bool>(name, value,
+                           {{"1", true},
+                            {"yes", true},
+                            {"true", true},
+                            {"on", true},
+                            {"0", false},
+                            {"no", false},
+                            {"false", false},
+                            {"off", false}},
+                           "a switch", "1, yes, true or on; 0, no, false or off");
+}
+
 // Seconds in [0, high], fractions allowed; otherwise throws.
 double read_seconds(const char* name, const char* value, double high, const char* rule) {
   char* end = nullptr;
@@ -243,17 +257,15 @@ const Setting kSettings[] = {
      }},
     {"TASKGRID_STATS", "0", "1: rank 0 prints per-rank engine counters at finish()",
      [](RuntimeOptions& o, const char* name, const char* value) {
-       o.stats = read_choice<bool>(name, value,
-                                   {{"0", false},
-                                    {"no", false},
-                                    {"false", false},
-                                    {"off", false},
-                                    {"1", true},
-                                    {"yes", true},
-                                    {"true", true},
-                                    {"on", true}},
-                                   "a switch", "1, yes, true or on; 0, no, false or off");
+       o.stats = read_switch(name, value);
      }},
+    {"TASKGRID_TIMING", "0",
+     "1: time every task (TASKGRID_STATS' task_ms) even where placement needs no durations "
+     "(heft times them anyway); one clock read per task",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.timing = read_switch(name, value);
+     },
+     nullptr, true},
     {"TASKGRID_DISPLAY_ENV", "0", "1 (or verbose): rank 0 prints these settings at start-up",
      [](RuntimeOptions& o, const char* name, const char* value) {
        const std::string text = value;

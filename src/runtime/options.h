@@ -32,9 +32,10 @@ struct RuntimeOptions {
   std::optional<Mode> mode_variable;      // TASKGRID_MODE as set (nullopt when unset)
   Progress progress = Progress::program;  // TASKGRID_PROGRESS
   bool stats = false;                     // TASKGRID_STATS=1
-  size_t chunk_bytes = 0;                 // TASKGRID_CHUNK_BYTES (testing: force chunked transfers)
-  uint64_t divergence_interval = 1024;    // TASKGRID_CHECK_INTERVAL (spmd; 0: off)
-  int channels = 4;                       // TASKGRID_CHANNELS (task-aware communication)
+  bool timing = false;     // TASKGRID_TIMING=1: time tasks even where placement needs no durations
+  size_t chunk_bytes = 0;  // TASKGRID_CHUNK_BYTES (testing: force chunked transfers)
+  uint64_t divergence_interval = 1024;  // TASKGRID_CHECK_INTERVAL (spmd; 0: off)
+  int channels = 4;                     // TASKGRID_CHANNELS (task-aware communication)
   coll::Strategy broadcast = coll::Strategy::automatic;  // TASKGRID_BCAST
   size_t broadcast_min_bytes = 64 << 10;  // TASKGRID_BCAST_MIN_BYTES: smaller ones go on demand
   size_t broadcast_chunk = 0;             // TASKGRID_BCAST_CHUNK (0: from the cost model)

@@ -4,10 +4,15 @@ namespace taskgrid::sched {
 
 double CostModel::task_seconds(uint32_t function, double cost_hint, Executor executor) const {
   if (cost_hint > 0) return cost_hint;
+  return measured_seconds(function, executor).value_or(kUnknownTaskSeconds);
+}
+
+std::optional<double> CostModel::measured_seconds(uint32_t function, Executor executor) const {
   const uint64_t k = key(function, executor);
   if (last_mean_ && k == last_key_) return *last_mean_;
   auto it = mean_seconds_.find(k);
-  return it == mean_seconds_.end() ? kUnknownTaskSeconds : it->second;
+  if (it == mean_seconds_.end()) return std::nullopt;
+  return it->second;
 }
 
 void CostModel::record_duration(uint32_t function, double seconds, Executor executor) {

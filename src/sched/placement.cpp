@@ -80,7 +80,7 @@ class Heft final : public PlacementPolicy {
     // Hinted tasks bypass place(): book them on the chosen rank's best executor.
     if (cpus_only(request)) {  // the hot path, kept inline
       const Choice choice = estimate(request, static_cast<size_t>(rank), kCpu,
-                                     costs_.task_seconds(request.function, request.cost_hint));
+                                     estimated_task_seconds(costs_, request));
       *choice.slot = choice.finish;
       last_finish_ = choice.finish;
       last_device_ = request.device_hint;
@@ -153,7 +153,7 @@ class Heft final : public PlacementPolicy {
     if (cpus_only(request)) {
       // CPUs only, the common case (and the hot path of every task): the
       // wire keeps the hint.
-      const double duration = costs_.task_seconds(request.function, request.cost_hint);
+      const double duration = estimated_task_seconds(costs_, request);
       Choice choice = estimate(request, first, kCpu, duration);
       for (size_t r = first + 1; r < end; ++r) {
         const Choice other = estimate(request, r, kCpu, duration);
@@ -168,9 +168,8 @@ class Heft final : public PlacementPolicy {
     // first tasks that may use a device go to devices, so that the copies a
     // device needs do not count against it while durations are unknown.
     const bool on_cpus = request.has_cpu && hint < 0 && !calibrating(request.function);
-    const double cpu_seconds = costs_.task_seconds(request.function, request.cost_hint);
-    const double device_seconds =
-        costs_.task_seconds(request.function, request.cost_hint, Executor::device);
+    const double cpu_seconds = estimated_task_seconds(costs_, request);
+    const double device_seconds = estimated_task_seconds(costs_, request, Executor::device);
     Choice choice{-1, kCpu, nullptr, 0};
     auto consider = [&](const Choice& other) {
       if (choice.rank < 0 || other.finish < choice.finish) choice = other;
@@ -223,6 +222,21 @@ class Heft final : public PlacementPolicy {
 };
 
 }  // namespace
+
+double estimated_task_seconds(const CostModel& costs, const PlacementRequest& request,
+                              Executor executor) {
+  if (request.cost_hint > 0) return request.cost_hint;
+  if (const std::optional<double> measured = costs.measured_seconds(request.function, executor))
+    return *measured;
+  double bytes = 0;
+  for (size_t i = 0; i < request.num_inputs; ++i)
+    bytes += static_cast<double>(request.inputs[i].version->bytes);
+  return std::max(bytes / CostModel::kUnknownTaskBytesPerSecond, CostModel::kUnknownTaskSeconds);
+}
+
+bool uncalibrated(const CostModel& costs, const PlacementRequest& request, Executor executor) {
+  return request.cost_hint <= 0 && !costs.measured(request.function, executor);
+}
 
 const char* scheduler_name(Scheduler scheduler) {
   switch (scheduler) {

@@ -8,7 +8,9 @@
 //                copies; per-executor availability). It also picks the
 //                device (or the CPU) of a task that could run on either;
 //                a function's first few such tasks go to devices, to measure
-//                them there (calibration).
+//                them there (calibration). A function not measured yet is
+//                assumed to work through its input bytes at 1 GB/s
+//                (estimated_task_seconds).
 // An explicit rank hint in TaskOptions overrides every policy; a device hint
 // restricts heft to that device (or to the CPUs).
 #pragma once
@@ -76,6 +78,21 @@ class PlacementPolicy {
   // `hint` (the rank's engine then chooses).
   virtual int chosen_device(int hint) const { return hint; }
 };
+
+// The duration heft books for a task on `executor`: its cost hint, else the
+// mean measured for its function there, else (never measured: typically
+// every task of a graph submitted before its first task completes) its input
+// bytes at CostModel::kUnknownTaskBytesPerSecond, at least
+// CostModel::kUnknownTaskSeconds. A small fixed default let any sizeable
+// input's transfer outweigh running elsewhere and kept a whole uncalibrated
+// graph on the rank holding its data, even where the network is fast; sized
+// by its data, a task moves where the measured network carries the data
+// faster than the task is assumed to use it, and stays put where it does not.
+double estimated_task_seconds(const CostModel& costs, const PlacementRequest& request,
+                              Executor executor = Executor::cpu);
+// Whether estimated_task_seconds() assumes (no cost hint, nothing measured).
+bool uncalibrated(const CostModel& costs, const PlacementRequest& request,
+                  Executor executor = Executor::cpu);
 
 // The placement policies (TASKGRID_SCHEDULER), parsed once by the runtime's
 // settings (runtime/options.cpp).

@@ -295,6 +295,141 @@ TEST(Placement, HeftStartsNoEarlierThanNowAndTheData) {
   EXPECT_NEAR(policy->estimated_finish(), 21.0, 1e-9);
 }
 
+// ------------------------------------------------------ heft, uncalibrated --
+
+constexpr size_t kTileBytes = 128 * 128 * sizeof(double);  // a 128 KiB tile
+
+// The tasks of a tiled right-looking Cholesky of nt x nt tiles, as the
+// planner hands them to the policy: each task's accessed tiles (in order;
+// the last is the one it writes) and its function (1 potrf, 2 trsm, 3 syrk,
+// 4 gemm). nt = 4: 20 tasks.
+struct TileTask {
+  uint32_t function;
+  std::vector<size_t> tiles;  // indices into a row-major nt x nt grid
+};
+std::vector<TileTask> cholesky_tasks(int nt) {
+  std::vector<TileTask> tasks;
+  const auto at = [nt](int i, int j) { return static_cast<size_t>(i * nt + j); };
+  for (int k = 0; k < nt; ++k) {
+    tasks.push_back({1, {at(k, k)}});
+    for (int i = k + 1; i < nt; ++i) tasks.push_back({2, {at(k, k), at(i, k)}});
+    for (int i = k + 1; i < nt; ++i) {
+      tasks.push_back({3, {at(i, k), at(i, i)}});
+      for (int j = k + 1; j < i; ++j) tasks.push_back({4, {at(i, k), at(j, k), at(i, j)}});
+    }
+  }
+  return tasks;
+}
+
+// Places every task as the planner does, with all the data first on rank 0
+// (cluster mode: the head entered it) and no task completing meanwhile (all
+// are submitted within microseconds): the tiles it reads gain a replica on
+// the task's rank, the tile it writes becomes a new version there, ready
+// when heft estimates the task finishes. Returns the tasks per rank.
+std::vector<int> place_cholesky(PlacementPolicy& policy, int ranks, int nt) {
+  std::vector<VersionInfo> tiles(static_cast<size_t>(nt * nt), version(kTileBytes, {0}));
+  std::vector<int> count(static_cast<size_t>(ranks), 0);
+  for (const TileTask& task : cholesky_tasks(nt)) {
+    std::vector<const VersionInfo*> inputs;
+    for (size_t t : task.tiles) inputs.push_back(&tiles[t]);
+    const Request request(inputs, 0, 0, task.function);
+    const int rank = policy.place_and_book(request.request);
+    ++count[static_cast<size_t>(rank)];
+    for (size_t t : task.tiles)
+      if (!tiles[t].holds(rank)) tiles[t].holders.push_back(rank);
+    tiles[task.tiles.back()].reset(kTileBytes, rank, policy.estimated_finish());
+  }
+  return count;
+}
+
+TEST(Placement, CholeskyShapeHasTwentyTasks) {
+  EXPECT_EQ(cholesky_tasks(4).size(), 20u);  // the user's n = 512, tile 128
+}
+
+// The user's case: nothing measured yet, so every duration is an estimate.
+// A fixed small default made a 128 KiB transfer outweigh any task, and the
+// whole graph stayed on the head whatever the ranks (20/0/0/0 on a 2 GB/s
+// link). Sized by their input bytes, the tasks spread where the network
+// carries bytes faster than the tasks are assumed to use them.
+TEST(Placement, HeftSpreadsAnUncalibratedCholesky) {
+  for (double bandwidth : {2e9, 5e9, 2e10}) {
+    const CostModel costs(5e-6, bandwidth);
+    for (int ranks : {2, 4}) {
+      auto policy = make_policy("heft", ranks, 1, costs);
+      const std::vector<int> count = place_cholesky(*policy, ranks, 4);
+      for (int r = 0; r < ranks; ++r)
+        EXPECT_GE(count[static_cast<size_t>(r)], 20 / ranks / 2)
+            << "rank " << r << " of " << ranks << ", bandwidth " << bandwidth;
+    }
+  }
+}
+
+// On a slow link (an oversubscribed node measures one at start-up) moving
+// costs more than the tasks are assumed to take: they stay with the data.
+TEST(Placement, HeftKeepsAnUncalibratedCholeskyOnASlowLink) {
+  const CostModel costs(5e-6, 5e7);
+  for (int ranks : {2, 4}) {
+    auto policy = make_policy("heft", ranks, 1, costs);
+    std::vector<int> all_on_the_head(static_cast<size_t>(ranks), 0);
+    all_on_the_head[0] = 20;
+    EXPECT_EQ(place_cholesky(*policy, ranks, 4), all_on_the_head) << ranks << " ranks";
+  }
+}
+
+// Calibrated, heft weighs the measured durations as before: tasks far
+// shorter than a tile's transfer stay with the data; long ones spread.
+TEST(Placement, HeftWeighsACalibratedCholeskyByItsMeasuredDurations) {
+  for (double seconds : {1e-6, 1e-3}) {
+    CostModel costs(5e-6, 1e9);
+    for (uint32_t function = 1; function <= 4; ++function) costs.record_duration(function, seconds);
+    auto policy = make_policy("heft", 4, 1, costs);
+    const std::vector<int> count = place_cholesky(*policy, 4, 4);
+    if (seconds < 1e-5) {
+      EXPECT_EQ(count, (std::vector<int>{20, 0, 0, 0}));
+    } else {
+      for (int r = 0; r < 4; ++r) EXPECT_GE(count[static_cast<size_t>(r)], 1) << "rank " << r;
+    }
+  }
+}
+
+// The estimate is no round robin: an uncalibrated chain of tasks on one
+// handle stays where the handle is (its rank is never busier than a move).
+TEST(Placement, HeftKeepsAnUncalibratedChainWithItsData) {
+  const CostModel costs(5e-6, 1e9);
+  auto policy = make_policy("heft", 4, 1, costs);
+  VersionInfo tile = version(kTileBytes, {2});
+  for (int i = 0; i < 10; ++i) {
+    const Request request({&tile}, 0, 0, 7);
+    EXPECT_EQ(policy->place_and_book(request.request), 2) << "task " << i;
+    tile.reset(kTileBytes, 2, policy->estimated_finish());
+  }
+}
+
+// What heft assumes of a function never measured: its input bytes at
+// CostModel::kUnknownTaskBytesPerSecond (at least kUnknownTaskSeconds); a
+// cost hint or a measured duration replaces the assumption.
+TEST(Placement, HeftEstimatesAnUncalibratedTaskFromItsInputBytes) {
+  CostModel costs(1e-6, 1e9);
+  const VersionInfo big = version(1'000'000, {0});
+  const VersionInfo small = version(8, {0});
+  const Request two({&big, &big}, 0, 0, 3);
+  EXPECT_NEAR(taskgrid::sched::estimated_task_seconds(costs, two.request),
+              2e6 / CostModel::kUnknownTaskBytesPerSecond, 1e-12);
+  const Request tiny({&small}, 0, 0, 3);
+  EXPECT_EQ(taskgrid::sched::estimated_task_seconds(costs, tiny.request),
+            CostModel::kUnknownTaskSeconds);
+  const Request hinted({&big}, 0.5, 0, 3);
+  EXPECT_EQ(taskgrid::sched::estimated_task_seconds(costs, hinted.request), 0.5);
+  costs.record_duration(3, 2e-6);
+  EXPECT_NEAR(taskgrid::sched::estimated_task_seconds(costs, two.request), 2e-6, 1e-15);
+  // heft books the same estimate.
+  CostModel fresh(1e-6, 1e9);
+  auto policy = make_policy("heft", 1, 1, fresh);
+  const Request one({&big}, 0, 0, 3);
+  policy->place_and_book(one.request);
+  EXPECT_NEAR(policy->estimated_finish(), 1e6 / CostModel::kUnknownTaskBytesPerSecond, 1e-12);
+}
+
 // -------------------------------------------------------------- property --
 
 // Seeded draws for the property tests.
