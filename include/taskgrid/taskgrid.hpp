@@ -64,6 +64,11 @@ inline DataAccess inout(DataHandle h) { return {h, AccessMode::inout}; }
 
 // ---------------------------------------------------------------- tasks ---
 
+// The most bytes of by-value arguments one task may carry: they travel in
+// every task command, so large data belongs in handles (enter_data).
+// submit() refuses more at compile time, submit_packed() when called.
+inline constexpr size_t max_task_args_bytes = size_t{64} << 10;
+
 namespace detail {
 struct TaskContextAccess;  // the runtime's access to TaskContext (src/)
 }  // namespace detail
@@ -261,7 +266,8 @@ void release(DataHandle h);
 
 // Submits a task: `fn` with these data accesses (depend clauses) and these
 // arguments copied by value (firstprivate; trivially copyable, packed in
-// order without padding; read them with TaskContext::arg<T>(offset)).
+// order without padding, at most max_task_args_bytes; read them with
+// TaskContext::arg<T>(offset)).
 void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
                    const TaskOptions& options, const void* args, size_t args_size);
 // Same, with an array of accesses.
@@ -290,10 +296,15 @@ void pack(char* out, const Args&... args) {
 // submit(fn, accesses, options, args...) or, with default options,
 // submit(fn, accesses, args...). With both forms viable (the first argument
 // after the accesses is a TaskOptions) the one taking options is chosen: it
-// is the more specialised template.
+// is the more specialised template. The arguments, at most
+// max_task_args_bytes together, are packed on the stack.
 template <typename... Args>
 void submit(FunctionId fn, std::initializer_list<DataAccess> accesses, const TaskOptions& options,
             const Args&... args) {
+  // Checked here, before a stack array of that size is made.
+  static_assert(detail::packed_size<Args...>() <= max_task_args_bytes,
+                "task arguments are larger than taskgrid::max_task_args_bytes (64 KiB): "
+                "register large data with enter_data and pass its handle as an access");
   if constexpr (sizeof...(Args) == 0) {
     // No buffer at all: an unwritten one trips GCC's -Wmaybe-uninitialized.
     submit_packed(fn, accesses, options, nullptr, 0);

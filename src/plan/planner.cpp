@@ -14,8 +14,6 @@ namespace {
 // program that submits a little and then computes still gets its tasks run.
 // Cluster mode delivers gathered broadcast readers after as long.
 constexpr uint64_t kBatchMaxAgeNs = 100'000;
-// By-value arguments travel in every descriptor: large data belongs in handles.
-constexpr size_t kMaxArgsBytes = 64 << 10;
 
 plan::AnalysisConfig analysis_config(const PlannerConfig& config) {
   return {.spmd = config.mode == PlannerMode::spmd,
@@ -122,10 +120,11 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   if (options.device < TaskOptions::on_cpu)
     throw Error("taskgrid::submit: device hint " + std::to_string(options.device) +
                 " is not a device (-1: any, -2: on a CPU)");
-  if (args_bytes > kMaxArgsBytes)
+  // By-value arguments travel in every descriptor: large data belongs in handles.
+  if (args_bytes > max_task_args_bytes)
     throw Error("taskgrid::submit: " + std::to_string(args_bytes) +
-                " bytes of by-value arguments; the limit is " + std::to_string(kMaxArgsBytes) +
-                " (register large data with enter_data)");
+                " bytes of by-value arguments; the limit is taskgrid::max_task_args_bytes (" +
+                std::to_string(max_task_args_bytes) + "; register large data with enter_data)");
   std::unique_lock lock(mutex_);
   if (stopped_) throw Error("taskgrid::submit after finish()");
   // Registered functions are never removed: the last one found stays valid.

@@ -565,11 +565,21 @@ void exit_data(DataHandle h) {
 }
 void release(DataHandle h) { planner_outside_task("release").release(h); }
 
+namespace {
+void check_packed_args(const void* args, size_t args_size) {
+  if (!args && args_size > 0)
+    throw Error("taskgrid::submit_packed: null args with args_size " + std::to_string(args_size));
+  if (args_size > max_task_args_bytes)
+    throw Error("taskgrid::submit_packed: " + std::to_string(args_size) +
+                " bytes of by-value arguments; the limit is taskgrid::max_task_args_bytes (" +
+                std::to_string(max_task_args_bytes) + "; register large data with enter_data)");
+}
+}  // namespace
+
 void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
                    const TaskOptions& options, const void* args, size_t args_size) {
   // The program's own list: never null. Only the arguments can be.
-  if (!args && args_size > 0)
-    throw Error("taskgrid::submit_packed: null args with args_size " + std::to_string(args_size));
+  check_packed_args(args, args_size);
   planner_outside_task("submit").submit(fn, accesses.begin(), accesses.size(), options, args,
                                         args_size);
 }
@@ -578,8 +588,7 @@ void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesse
   if (!accesses && num_accesses > 0)
     throw Error("taskgrid::submit_packed: null accesses with num_accesses " +
                 std::to_string(num_accesses));
-  if (!args && args_size > 0)
-    throw Error("taskgrid::submit_packed: null args with args_size " + std::to_string(args_size));
+  check_packed_args(args, args_size);
   planner_outside_task("submit").submit(fn, accesses, num_accesses, options, args, args_size);
 }
 

@@ -400,6 +400,11 @@ taskgrid_error_test(null_packed_args 2 1 STATUS 3
   REGEX "caught: taskgrid::submit_packed: null args with args_size 16"
   ARGS null_packed_args)
 
+# submit_packed past the arguments' limit: an error naming the size and the limit.
+taskgrid_error_test(huge_packed_args 2 1 STATUS 3
+  REGEX "caught: taskgrid::submit_packed: 65537 bytes of by-value arguments. the limit is taskgrid::max_task_args_bytes [(]65536. register large data with enter_data[)]"
+  ARGS huge_packed_args)
+
 # TASKGRID_CHUNK_BYTES=1 with a 4 MiB transfer: at most 1,024 chunks per
 # transfer (used to be 4 Mi posted receives and an assertion inside MPICH).
 foreach(mode IN ITEMS cluster spmd)
