@@ -110,7 +110,8 @@ DataHandle Planner::enter_data(void* host, size_t bytes, int owner, bool fill) {
 }
 
 void Planner::submit(FunctionId function, const DataAccess* accesses, size_t count,
-                     const TaskOptions& options, const void* args, size_t args_bytes) {
+                     const TaskOptions& options, const void* args, size_t args_bytes,
+                     size_t signature_bytes) {
   if (options.rank >= config_.ranks || options.rank < -1)
     throw Error("taskgrid::submit: rank hint " + std::to_string(options.rank) +
                 " is outside the job (" + std::to_string(config_.ranks) + " ranks)");
@@ -121,8 +122,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     throw Error("taskgrid::submit: device hint " + std::to_string(options.device) +
                 " is not a device (-1: any, -2: on a CPU)");
   // By-value arguments travel in every descriptor: large data belongs in handles.
-  if (args_bytes > max_task_args_bytes)
-    throw Error("taskgrid::submit: " + std::to_string(args_bytes) +
+  if (args_bytes - signature_bytes > max_task_args_bytes)
+    throw Error("taskgrid::submit: " + std::to_string(args_bytes - signature_bytes) +
                 " bytes of by-value arguments; the limit is taskgrid::max_task_args_bytes (" +
                 std::to_string(max_task_args_bytes) + "; register large data with enter_data)");
   std::unique_lock lock(mutex_);
@@ -178,7 +179,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
                           0,
                           options.priority,
                           key,
-                          device};
+                          device,
+                          static_cast<uint32_t>(signature_bytes)};
     if (local_builder_ && rank == config_.rank) {
       in_place = local_builder_->open(task, args, options.name);
     } else {
