@@ -259,6 +259,21 @@ void* Engine::binding(const Task* task) {
                             : exec::binding_without_channel();
 }
 
+// Inline in execute(): a call per task otherwise (execute_checked calls it too).
+[[gnu::always_inline]] inline void Engine::run_body(Task* task, TaskContext& context,
+                                                    uint64_t start) {
+  // Crash messages, the task deadline and the API's refusals see it.
+  const exec::RunningTaskMark running(task->id, task->name, start);
+  try {
+    task->function->function(context);
+    exec::run_task_epilogue();
+  } catch (const std::exception& error) {
+    core::fail_job(rank(), describe(*task) + " failed: " + error.what());
+  } catch (...) {
+    core::fail_job(rank(), describe(*task) + " failed with an unknown exception");
+  }
+}
+
 void Engine::execute(Task* task) {
   const bool timed = timing_ || trace::enabled();
   const uint64_t start = timed ? trace::now_ns() : 0;
@@ -279,20 +294,8 @@ void Engine::execute(Task* task) {
   if (trace::enabled()) trace::span("task", task->name, start, end, task->id);
 }
 
-void Engine::run_body(Task* task, TaskContext& context, uint64_t start) {
-  // Crash messages, the task deadline and the API's refusals see it.
-  const exec::RunningTaskMark running(task->id, task->name, start);
-  try {
-    task->function->function(context);
-    exec::run_task_epilogue();
-  } catch (const std::exception& error) {
-    core::fail_job(rank(), describe(*task) + " failed: " + error.what());
-  } catch (...) {
-    core::fail_job(rank(), describe(*task) + " failed with an unknown exception");
-  }
-}
-
-void Engine::execute_checked(Task* task, uint64_t start) {
+// Out of line: checked mode's copies stay out of execute()'s path.
+[[gnu::noinline]] void Engine::execute_checked(Task* task, uint64_t start) {
   // Per thread: workers run tasks at once, each on its own copies.
   thread_local exec::CheckedBuffers copies;
   const size_t count = task->buffers.size();

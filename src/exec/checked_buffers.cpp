@@ -18,10 +18,29 @@ size_t page_bytes() {
 
 size_t round_up(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
-// The zones' pattern: a function of the position, so that a task writing
-// one value over a run of bytes cannot leave the pattern intact.
-unsigned char zone_byte(size_t position) {
-  return static_cast<unsigned char>(0xA5 ^ (position * 0x3B) ^ (position >> 8));
+// The zones' pattern, from each zone's first byte: a function of the
+// position, so that a task writing one value over a run of bytes cannot
+// leave it intact. Longer than any zone (a page and 320 bytes at most), and
+// made once, so zones are filled and compared at memcpy's and memcmp's speed
+// (a byte loop cost 13 us per task of Task Bench in checked mode).
+const unsigned char* zone_pattern() {
+  static const std::vector<unsigned char> pattern = [] {
+    std::vector<unsigned char> bytes(2 * page_bytes());
+    for (size_t k = 0; k < bytes.size(); ++k)
+      bytes[k] = static_cast<unsigned char>(0xA5 ^ (k * 0x3B) ^ (k >> 8));
+    return bytes;
+  }();
+  return pattern.data();
+}
+
+// The first byte of the zone [at, at + bytes) that is not the pattern
+// (bytes: none).
+size_t first_changed(const char* at, size_t bytes) {
+  const unsigned char* pattern = zone_pattern();
+  if (std::memcmp(at, pattern, bytes) == 0) return bytes;
+  size_t i = 0;
+  while (static_cast<unsigned char>(at[i]) == pattern[i]) ++i;
+  return i;
 }
 
 }  // namespace
@@ -43,21 +62,21 @@ GuardedBuffer::GuardedBuffer(size_t bytes) : bytes_(bytes) {
   // alignment): a small overrun lands in the zone, a large one in the page.
   const auto end = reinterpret_cast<uintptr_t>(body_ + body_bytes_ - kZoneBytes);
   data_ = body_ + ((end - bytes) / 64 * 64 - reinterpret_cast<uintptr_t>(body_));
-  for (char* at = body_; at < data_; ++at) *at = static_cast<char>(zone_byte(at - body_));
-  for (char* at = data_ + bytes_; at < body_ + body_bytes_; ++at)
-    *at = static_cast<char>(zone_byte(at - body_));
+  std::memcpy(body_, zone_pattern(), static_cast<size_t>(data_ - body_));
+  std::memcpy(data_ + bytes_, zone_pattern(),
+              static_cast<size_t>(body_ + body_bytes_ - (data_ + bytes_)));
 }
 
 GuardedBuffer::~GuardedBuffer() { munmap(map_, map_bytes_); }
 
 std::optional<int64_t> GuardedBuffer::first_corrupted() const {
-  const auto differs = [this](const char* at) {
-    return static_cast<unsigned char>(*at) != zone_byte(static_cast<size_t>(at - body_));
-  };
-  for (const char* at = body_; at < data_; ++at)
-    if (differs(at)) return static_cast<int64_t>(at - data_);
-  for (const char* at = data_ + bytes_; at < body_ + body_bytes_; ++at)
-    if (differs(at)) return static_cast<int64_t>(at - data_);
+  const auto front = static_cast<size_t>(data_ - body_);
+  if (const size_t at = first_changed(body_, front); at < front)
+    return static_cast<int64_t>(at) - static_cast<int64_t>(front);
+  const char* end = data_ + bytes_;
+  const auto back = static_cast<size_t>(body_ + body_bytes_ - end);
+  if (const size_t at = first_changed(end, back); at < back)
+    return static_cast<int64_t>(bytes_ + at);
   return std::nullopt;
 }
 
