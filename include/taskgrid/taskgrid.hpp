@@ -64,8 +64,81 @@ inline DataAccess inout(DataHandle h) { return {h, AccessMode::inout}; }
 
 // ---------------------------------------------------------------- tasks ---
 
+// The most bytes of by-value arguments one task may carry: they travel in
+// every task command, so large data belongs in handles (enter_data).
+// submit() refuses more at compile time, submit_packed() when called.
+inline constexpr size_t max_task_args_bytes = size_t{64} << 10;
+
 namespace detail {
 struct TaskContextAccess;  // the runtime's access to TaskContext (src/)
+
+// A type's name as the compiler spells it, cut from __PRETTY_FUNCTION__:
+// "... [with T = float]" (GCC, and nvcc's front end) or "... [T = float]"
+// (clang). Checked mode (TASKGRID_CHECK=1) compares the types an argument
+// was submitted and read as by these names; C++17, for CUDA's compiler.
+struct TypeText {
+  const char* text;
+  size_t size;
+};
+template <typename T>
+constexpr const char* pretty_function() {
+  return __PRETTY_FUNCTION__;
+}
+constexpr TypeText type_text_from(const char* pretty) {
+  size_t begin = 0;
+  while (pretty[begin] != '\0' && !(pretty[begin] == 'T' && pretty[begin + 1] == ' ' &&
+                                    pretty[begin + 2] == '=' && pretty[begin + 3] == ' '))
+    ++begin;
+  if (pretty[begin] == '\0') return {pretty, begin};  // an unknown spelling: all of it
+  begin += 4;
+  // The last ']' closes the list: an array type has one of its own.
+  size_t end = begin;
+  for (size_t i = begin; pretty[i] != '\0'; ++i)
+    if (pretty[i] == ']') end = i;
+  return {pretty + begin, end - begin};
+}
+// FNV-1a, 64 bits: the name's identity on the wire (pointers do not travel).
+constexpr uint64_t type_hash_of(TypeText name) {
+  uint64_t hash = 14695981039346656037ull;
+  for (size_t i = 0; i < name.size; ++i) {
+    hash ^= static_cast<unsigned char>(name.text[i]);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+template <typename T>
+struct TypeOf {
+  static constexpr TypeText name = type_text_from(pretty_function<T>());
+  static constexpr uint64_t hash = type_hash_of(name);
+};
+
+// One by-value argument as submit() packed it.
+struct ArgType {
+  uint32_t offset;
+  uint32_t size;
+  uint64_t hash;  // TypeOf<T>::hash
+  const char* name;
+  uint32_t name_size;
+};
+// The arguments of submit(fn, accesses, args...), made at compile time.
+template <typename... Args>
+struct ArgSignature {
+  struct Table {
+    ArgType entries[sizeof...(Args)];
+  };
+  static constexpr Table make() {
+    Table made{
+        {ArgType{0, static_cast<uint32_t>(sizeof(Args)), TypeOf<Args>::hash,
+                 TypeOf<Args>::name.text, static_cast<uint32_t>(TypeOf<Args>::name.size)}...}};
+    uint32_t offset = 0;
+    for (ArgType& entry : made.entries) {
+      entry.offset = offset;
+      offset += entry.size;
+    }
+    return made;
+  }
+  static constexpr Table table = make();
+};
 }  // namespace detail
 
 // What a running task sees: its by-value arguments and one buffer per access,
@@ -89,11 +162,17 @@ class TaskContext {
 
   const void* args() const { return args_; }
   size_t args_size() const { return args_size_; }
-  // The by-value arguments packed at submission (see submit()).
+  // The by-value arguments packed at submission (see submit()). In checked
+  // mode (TASKGRID_CHECK=1) reading one as another type than it was
+  // submitted as ends the job naming both types (not for submit_packed's
+  // arguments, which carry no types).
   template <typename T>
   T arg(size_t offset = 0) const {
     static_assert(std::is_trivially_copyable_v<T>);
     if (offset + sizeof(T) > args_size_) throw Error("TaskContext::arg: reads past the arguments");
+    if (signature_)
+      check_arg(offset, sizeof(T), detail::TypeOf<T>::hash, detail::TypeOf<T>::name.text,
+                detail::TypeOf<T>::name.size);
     T value;
     std::memcpy(&value, static_cast<const char*>(args_) + offset, sizeof(T));
     return value;
@@ -128,6 +207,10 @@ class TaskContext {
         binding_(binding) {}
 
   [[noreturn]] void bad_index(const char* call, size_t index) const;
+  // Checked mode: ends the job unless the argument at `offset` was submitted
+  // as this type.
+  void check_arg(size_t offset, size_t size, uint64_t type_hash, const char* type_name,
+                 size_t type_name_size) const;
 
   const Buffer* buffers_;
   size_t num_data_;
@@ -137,6 +220,9 @@ class TaskContext {
   uint64_t task_id_;
   void* binding_;
   void* device_ = nullptr;  // the engine's device state (nullptr: on a CPU)
+  // Checked mode: the arguments' types as submitted (nullptr: not checked).
+  const void* signature_ = nullptr;
+  size_t signature_size_ = 0;
 };
 
 using TaskFunction = void (*)(TaskContext&);
@@ -271,7 +357,9 @@ void release(DataHandle h);
 
 // Submits a task: `fn` with these data accesses (depend clauses) and these
 // arguments copied by value (firstprivate; trivially copyable, packed in
-// order without padding; read them with TaskContext::arg<T>(offset)).
+// order without padding, at most max_task_args_bytes; read them with
+// TaskContext::arg<T>(offset)). Their types are unknown here: checked mode
+// does not check how the task reads them.
 void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
                    const TaskOptions& options, const void* args, size_t args_size);
 // Same, with an array of accesses.
@@ -279,6 +367,12 @@ void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesse
                    const TaskOptions& options, const void* args, size_t args_size);
 
 namespace detail {
+// submit()'s way in: submit_packed with the arguments' types, which checked
+// mode sends with the task.
+void submit_typed(FunctionId fn, std::initializer_list<DataAccess> accesses,
+                  const TaskOptions& options, const void* args, size_t args_size,
+                  const ArgType* types, size_t num_types);
+
 template <typename... Args>
 constexpr size_t packed_size() {
   return (size_t{0} + ... + sizeof(Args));
@@ -300,17 +394,23 @@ void pack(char* out, const Args&... args) {
 // submit(fn, accesses, options, args...) or, with default options,
 // submit(fn, accesses, args...). With both forms viable (the first argument
 // after the accesses is a TaskOptions) the one taking options is chosen: it
-// is the more specialised template.
+// is the more specialised template. The arguments, at most
+// max_task_args_bytes together, are packed on the stack.
 template <typename... Args>
 void submit(FunctionId fn, std::initializer_list<DataAccess> accesses, const TaskOptions& options,
             const Args&... args) {
+  // Checked here, before a stack array of that size is made.
+  static_assert(detail::packed_size<Args...>() <= max_task_args_bytes,
+                "task arguments are larger than taskgrid::max_task_args_bytes (64 KiB): "
+                "register large data with enter_data and pass its handle as an access");
   if constexpr (sizeof...(Args) == 0) {
     // No buffer at all: an unwritten one trips GCC's -Wmaybe-uninitialized.
     submit_packed(fn, accesses, options, nullptr, 0);
   } else {
     char packed[detail::packed_size<Args...>()];
     detail::pack(packed, args...);
-    submit_packed(fn, accesses, options, packed, sizeof packed);
+    detail::submit_typed(fn, accesses, options, packed, sizeof packed,
+                         detail::ArgSignature<Args...>::table.entries, sizeof...(Args));
   }
 }
 template <typename... Args>

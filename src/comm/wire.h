@@ -64,7 +64,9 @@ struct Task {
   // A device of the task's rank, TaskOptions::any_device or on_cpu: the
   // hint, or where heft placed it.
   int32_t device = -1;
-  uint32_t reserved = 0;
+  // Checked mode (TASKGRID_CHECK=1): the last this many of the args_bytes
+  // are the arguments' types (core/arg_signature.h), not arguments; 0 else.
+  uint32_t signature_bytes = 0;
 };
 
 struct Send {

@@ -40,6 +40,7 @@ const char* check_task(const char* payload, size_t bytes, const Peer& peer) {
                             uint64_t{task.args_bytes} + uint64_t{task.name_bytes};
   if (expected != bytes) return "its accesses, arguments and name do not fill its payload exactly";
   if (task.channel < -1) return "a negative channel";
+  if (task.signature_bytes > task.args_bytes) return "argument types longer than its arguments";
   const char* at = payload + sizeof(Task);
   for (uint32_t i = 0; i < task.num_accesses; ++i, at += sizeof(Access))
     if (const char* reason = check_access(read<Access>(at), peer)) return reason;

@@ -23,6 +23,13 @@ struct TaskContextAccess {
   // A task running on a device: `device` is its device::TaskBinding.
   static void set_device(TaskContext& context, void* device) { context.device_ = device; }
   static void* device(const TaskContext& context) { return context.device_; }
+  // Checked mode: the arguments' types (core/arg_signature.h) arg<T> checks.
+  static void set_signature(TaskContext& context, const void* signature, size_t bytes) {
+    context.signature_ = signature;
+    context.signature_size_ = bytes;
+  }
+  static const void* signature(const TaskContext& context) { return context.signature_; }
+  static size_t signature_size(const TaskContext& context) { return context.signature_size_; }
 };
 
 }  // namespace taskgrid::detail

@@ -478,9 +478,7 @@ bool DeviceTasks::launch(Task* task) {
 
 void DeviceTasks::call_device_function(Running& running) {
   Task* task = running.task;
-  TaskContext context =
-      detail::TaskContextAccess::make(running.buffers.data(), running.buffers.size(),
-                                      task->args.data(), task->args.size(), rank_, task->id);
+  TaskContext context = make_context(*task, running.buffers.data(), running.buffers.size(), rank_);
   detail::TaskContextAccess::set_device(context, &running.binding);
   const exec::RunningTaskMark mark(task->id, task->name, running.started_ns);
   try {

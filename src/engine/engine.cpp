@@ -8,6 +8,7 @@
 #include "core/failure.h"
 #include "core/task_context_access.h"
 #include "engine/transfer_cookie.h"
+#include "exec/checked_buffers.h"
 #include "exec/running_task.h"
 #include "exec/task_channels.h"
 #include "exec/task_epilogue.h"
@@ -253,14 +254,14 @@ void Engine::dispatch_ready() {
   newly_ready_.clear();
 }
 
-void Engine::execute(Task* task) {
-  const bool timed = timing_ || trace::enabled();
-  const uint64_t start = timed ? trace::now_ns() : 0;
-  TaskContext context =
-      detail::TaskContextAccess::make(task->buffers.data(), task->buffers.size(), task->args.data(),
-                                      task->args.size(), rank(), task->id,
-                                      task->channel_task ? channels_->binding(task->channel_task)
-                                                         : exec::binding_without_channel());
+void* Engine::binding(const Task* task) {
+  return task->channel_task ? channels_->binding(task->channel_task)
+                            : exec::binding_without_channel();
+}
+
+// Inline in execute(): a call per task otherwise (execute_checked calls it too).
+[[gnu::always_inline]] inline void Engine::run_body(Task* task, TaskContext& context,
+                                                    uint64_t start) {
   // Crash messages, the task deadline and the API's refusals see it.
   const exec::RunningTaskMark running(task->id, task->name, start);
   try {
@@ -271,6 +272,19 @@ void Engine::execute(Task* task) {
   } catch (...) {
     core::fail_job(rank(), describe(*task) + " failed with an unknown exception");
   }
+}
+
+void Engine::execute(Task* task) {
+  const bool timed = timing_ || trace::enabled();
+  const uint64_t start = timed ? trace::now_ns() : 0;
+  if (checked_) [[unlikely]] {
+    execute_checked(task, start);
+  } else {
+    TaskContext context = detail::TaskContextAccess::make(
+        task->buffers.data(), task->buffers.size(), task->args.data(), task->args.size(), rank(),
+        task->id, binding(task));
+    run_body(task, context, start);
+  }
   if (!timed) {
     task->duration_ns = 0;
     return;
@@ -278,6 +292,21 @@ void Engine::execute(Task* task) {
   const uint64_t end = trace::now_ns();
   task->duration_ns = end - start;
   if (trace::enabled()) trace::span("task", task->name, start, end, task->id);
+}
+
+// Out of line: checked mode's copies stay out of execute()'s path.
+[[gnu::noinline]] void Engine::execute_checked(Task* task, uint64_t start) {
+  // Per thread: workers run tasks at once, each on its own copies.
+  thread_local exec::CheckedBuffers copies;
+  const size_t count = task->buffers.size();
+  TaskContext context = make_context(*task, copies.copy_in(task->buffers.data(), count), count,
+                                     rank(), binding(task));
+  run_body(task, context, start);
+  const std::string fault =
+      copies.check_and_copy_back(task->buffers.data(), task->accesses.data(), count);
+  if (!fault.empty())
+    fail("checked mode: task '" + std::string(task->name) + "' (id " + std::to_string(task->id) +
+         ", rank " + std::to_string(rank()) + ") " + fault);
 }
 
 void Engine::body_finished(Task* task) {

@@ -64,6 +64,9 @@ class Engine final : public core::CommandSink, private VersionEvents {
   // Measure every task's duration (for a cost model); off, tasks are only
   // timed when tracing. Clock reads are a visible share of a tiny task.
   void set_timing(bool timing) { timing_ = timing; }
+  // Checked mode (TASKGRID_CHECK=1): tasks run on guarded copies of their
+  // buffers, checked when they end (exec/checked_buffers.h).
+  void set_checked(bool checked) { checked_ = checked; }
   // How long completions may wait in a batch for the head (CompletionBatcher).
   void set_completion_delay_ns(uint64_t delay_ns) { completions_.set_delay_ns(delay_ns); }
   // spmd mode: broadcast groups are created by the program thread (prepare).
@@ -153,6 +156,13 @@ class Engine final : public core::CommandSink, private VersionEvents {
   [[noreturn, gnu::cold]] void refuse_without_device(const Task& task);
   void dispatch_ready();
   void execute(Task* task);
+  // The task's function on `context`, marked as running on this thread.
+  void run_body(Task* task, TaskContext& context, uint64_t start);
+  // Checked mode: the body on guarded copies of the task's buffers, which
+  // are checked after it (ends the job naming the task and the fault).
+  void execute_checked(Task* task, uint64_t start);
+  // The task-aware communication state the task's context carries.
+  void* binding(const Task* task);
   void body_finished(Task* task);
   void finish(Task* task);
   void finish_channel_tasks();
@@ -168,6 +178,7 @@ class Engine final : public core::CommandSink, private VersionEvents {
   comm::Transport& transport_;
   core::EngineListener* listener_ = nullptr;
   bool timing_ = true;
+  bool checked_ = false;
   bool shutdown_requested_ = false;
   // The command apply_batch is applying and its batch's sender, for messages.
   comm::wire::Kind applying_kind_ = comm::wire::Kind::task;

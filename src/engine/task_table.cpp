@@ -32,12 +32,24 @@ bool fill_task(Task& task, const comm::wire::Task& header, const void* args, con
   task.waiting = 0;
   const char* arg_bytes = static_cast<const char*>(args);
   task.args.assign(arg_bytes, arg_bytes + header.args_bytes);
+  task.signature_bytes = header.signature_bytes;
   task.name = name_bytes ? names.intern(name, name_bytes) : task.function->name;
   task.channel = header.channel;
   task.priority = header.priority;
   task.device = header.device;
   task.channel_task = nullptr;
   return true;
+}
+
+TaskContext make_context(const Task& task, const detail::TaskContextAccess::Buffer* buffers,
+                         size_t num_data, int rank, void* binding) {
+  const size_t args_size = task.args.size() - task.signature_bytes;
+  TaskContext context = detail::TaskContextAccess::make(buffers, num_data, task.args.data(),
+                                                        args_size, rank, task.id, binding);
+  if (task.signature_bytes)
+    detail::TaskContextAccess::set_signature(context, task.args.data() + args_size,
+                                             task.signature_bytes);
+  return context;
 }
 
 std::string describe(const Task& task) {

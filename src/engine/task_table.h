@@ -44,15 +44,22 @@ struct Task {
   };
   std::vector<Linked> linked;
   std::vector<detail::TaskContextAccess::Buffer> buffers;  // what the body sees
-  std::vector<char> args;
+  std::vector<char> args;      // ends with the arguments' types in checked mode
   const char* name = nullptr;  // interned: the option's name or the function's
   int channel = -1;
-  int priority = 0;  // TaskOptions::priority (exec::ReadyQueue)
-  int device = -1;   // comm::wire::Task::device (-1: any device, -2: on a CPU)
+  int priority = 0;              // TaskOptions::priority (exec::ReadyQueue)
+  int device = -1;               // comm::wire::Task::device (-1: any device, -2: on a CPU)
+  uint32_t signature_bytes = 0;  // comm::wire::Task::signature_bytes (in padding here)
   exec::ChannelTask* channel_task = nullptr;  // task-aware communication state
   uint64_t duration_ns = 0;
   bool in_place = false;  // built by InPlaceTasks, which takes it back
 };
+
+// The context a task's body sees, on these buffers.
+// In checked mode its arguments end with their types: the context gets
+// them apart.
+TaskContext make_context(const Task& task, const detail::TaskContextAccess::Buffer* buffers,
+                         size_t num_data, int rank, void* binding = nullptr);
 
 // "task 'name' (id N)": how error messages name a task.
 std::string describe(const Task& task);

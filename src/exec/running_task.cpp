@@ -28,6 +28,7 @@ struct ThreadSlot {
     if (slot) {
       detail::slot_here = nullptr;
       slot->task_id.store(0, std::memory_order_relaxed);
+      slot->last_task_id.store(0, std::memory_order_relaxed);
       slot->claimed.store(false, std::memory_order_release);
     }
   }

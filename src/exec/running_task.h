@@ -18,6 +18,10 @@ namespace taskgrid::exec {
 
 struct RunningTask {
   std::atomic<uint64_t> task_id{0};  // 0: no task running on this thread
+  // The task that runs or ran last on this thread (0: none yet); `name` is
+  // its name. A task that wrote outside its buffers may crash the runtime
+  // only later, outside any task: the crash message then names this one.
+  std::atomic<uint64_t> last_task_id{0};
   std::atomic<const char*> name{nullptr};
   std::atomic<uint64_t> started_ns{0};  // 0 when not timed (no deadline set)
   std::atomic<bool> claimed{false};
@@ -58,6 +62,7 @@ class RunningTaskMark {
     if (!slot_) return;
     slot_->name.store(name, std::memory_order_relaxed);
     slot_->started_ns.store(started_ns, std::memory_order_relaxed);
+    slot_->last_task_id.store(task_id, std::memory_order_relaxed);
     slot_->task_id.store(task_id, std::memory_order_release);
   }
   ~RunningTaskMark() {

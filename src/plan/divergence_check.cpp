@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/access_mode.h"
 #include "core/failure.h"
 #include "core/function_registry.h"
 
@@ -66,17 +67,6 @@ inline uint64_t mix_bytes(uint64_t hash, const void* data, size_t bytes) {
     return mix(hash, p[0] | uint64_t{p[bytes / 2]} << 8 | uint64_t{p[bytes - 1]} << 16, 0,
                kArgsSeed);
   return hash;
-}
-
-const char* mode_name(uint64_t mode) {
-  switch (mode) {
-    case 1:
-      return "in";
-    case 2:
-      return "out";
-    default:
-      return "inout";
-  }
 }
 
 }  // namespace
@@ -215,7 +205,8 @@ std::string DivergenceCheck::describe(uint64_t position) const {
   std::string text = "submission #" + std::to_string(number) + " is task '" + (f ? f->name : "?") +
                      "' with " + std::to_string(accesses) + " accesses (";
   for (uint64_t i = 0; i < std::min<uint64_t>(accesses, 3); ++i)
-    text += std::string(i ? ", " : "") + mode_name(r.words[i] & 3) + " handle " +
+    text += std::string(i ? ", " : "") +
+            core::access_mode_name(static_cast<AccessMode>(r.words[i] & 3)) + " handle " +
             std::to_string(r.words[i] >> 2);
   if (accesses > 3) text += ", ...";
   text += "), rank hint " + std::to_string(hint) + ", " + std::to_string(r.shape >> 32) +

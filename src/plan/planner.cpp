@@ -14,8 +14,6 @@ namespace {
 // program that submits a little and then computes still gets its tasks run.
 // Cluster mode delivers gathered broadcast readers after as long.
 constexpr uint64_t kBatchMaxAgeNs = 100'000;
-// By-value arguments travel in every descriptor: large data belongs in handles.
-constexpr size_t kMaxArgsBytes = 64 << 10;
 
 plan::AnalysisConfig analysis_config(const PlannerConfig& config) {
   return {.spmd = config.mode == PlannerMode::spmd,
@@ -118,7 +116,8 @@ DataHandle Planner::enter_data(void* host, size_t bytes, int owner, bool fill) {
 }
 
 void Planner::submit(FunctionId function, const DataAccess* accesses, size_t count,
-                     const TaskOptions& options, const void* args, size_t args_bytes) {
+                     const TaskOptions& options, const void* args, size_t args_bytes,
+                     size_t signature_bytes) {
   if (options.rank >= config_.ranks || options.rank < -1)
     throw Error("taskgrid::submit: rank hint " + std::to_string(options.rank) +
                 " is outside the job (" + std::to_string(config_.ranks) + " ranks)");
@@ -128,10 +127,11 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
   if (options.device < TaskOptions::on_cpu)
     throw Error("taskgrid::submit: device hint " + std::to_string(options.device) +
                 " is not a device (-1: any, -2: on a CPU)");
-  if (args_bytes > kMaxArgsBytes)
-    throw Error("taskgrid::submit: " + std::to_string(args_bytes) +
-                " bytes of by-value arguments; the limit is " + std::to_string(kMaxArgsBytes) +
-                " (register large data with enter_data)");
+  // By-value arguments travel in every descriptor: large data belongs in handles.
+  if (args_bytes - signature_bytes > max_task_args_bytes)
+    throw Error("taskgrid::submit: " + std::to_string(args_bytes - signature_bytes) +
+                " bytes of by-value arguments; the limit is taskgrid::max_task_args_bytes (" +
+                std::to_string(max_task_args_bytes) + "; register large data with enter_data)");
   std::unique_lock lock(mutex_);
   if (stopped_) throw Error("taskgrid::submit after finish()");
   // Registered functions are never removed: the last one found stays valid.
@@ -185,7 +185,8 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
                           0,
                           options.priority,
                           key,
-                          device};
+                          device,
+                          static_cast<uint32_t>(signature_bytes)};
     if (local_builder_ && rank == config_.rank) {
       in_place = local_builder_->open(task, args, options.name);
     } else {

@@ -86,8 +86,11 @@ class Planner final : public core::EngineListener {
   // copy from `host`, which may then be null): for data whose first access
   // writes it, or whose host buffer only receives (fetch).
   DataHandle enter_data(void* host, size_t bytes, int owner, bool fill = true);
+  // Checked mode: the last `signature_bytes` of the arguments are their
+  // types (core/arg_signature.h).
   void submit(FunctionId function, const DataAccess* accesses, size_t count,
-              const TaskOptions& options, const void* args, size_t args_bytes);
+              const TaskOptions& options, const void* args, size_t args_bytes,
+              size_t signature_bytes = 0);
   void wait_all();
   void wait(DataHandle handle);
   // Where fetch() copies the latest version: kHome is rank 0's host buffer in

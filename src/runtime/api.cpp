@@ -9,8 +9,10 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "comm/mpi/backend.h"
+#include "core/arg_signature.h"
 #include "core/failure.h"
 #include "core/function_registry.h"
 #include "device/backend.h"
@@ -31,6 +33,23 @@ namespace taskgrid {
 void TaskContext::bad_index(const char* call, size_t index) const {
   throw Error(std::string("TaskContext::") + call + "(" + std::to_string(index) +
               "): the task has " + std::to_string(num_data_) + " data accesses");
+}
+
+// Kept out of line and cold: inlined (LTO) into a task's arg<T>, it made
+// the unchecked path 8 instructions longer (a larger frame, more registers).
+[[gnu::cold, gnu::noinline]] void TaskContext::check_arg(size_t offset, size_t size,
+                                                         uint64_t type_hash, const char* type_name,
+                                                         size_t type_name_size) const {
+  const std::string wrong = core::arg_mismatch(signature_, signature_size_, offset, size, type_hash,
+                                               {type_name, type_name_size});
+  if (wrong.empty()) return;
+  // The task's name is in this thread's running-task slot (the engine's mark).
+  const char* name = "?";
+  if (exec::task_running_on_this_thread() == task_id_)
+    name = exec::this_thread_running_task()->name.load(std::memory_order_relaxed);
+  core::fail_job(rank_, "checked mode: task '" + std::string(name) + "' (id " +
+                            std::to_string(task_id_) + ", rank " + std::to_string(rank_) + ") " +
+                            wrong);
 }
 
 namespace {
@@ -513,6 +532,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
                                                 std::move(channels));
   rt->engine->set_engine_creates_groups(!spmd);
   rt->engine->set_program_drives(rt->options.progress == runtime::Progress::program);
+  rt->engine->set_checked(rt->options.check);
   device::LinkEstimate device_link;
   const int devices = open_devices(*rt, device_link);
   config.max_message = transport.max_chunk();
@@ -626,11 +646,26 @@ void exit_data(DataHandle h) { fetch_and_release(h, plan::Planner::kHome); }
 void exit_data(DataHandle h, int rank) { fetch_and_release(h, chosen_rank("exit_data", rank)); }
 void release(DataHandle h) { planner_outside_task("release").release(h); }
 
+namespace {
+// Out of line: the test on the way costs two comparisons, the messages a
+// call (a helper that tested and threw cost 16 instructions per task).
+[[noreturn, gnu::cold, gnu::noinline]] void bad_packed_args(const void* args, size_t args_size) {
+  if (!args)
+    throw Error("taskgrid::submit_packed: null args with args_size " + std::to_string(args_size));
+  throw Error("taskgrid::submit_packed: " + std::to_string(args_size) +
+              " bytes of by-value arguments; the limit is taskgrid::max_task_args_bytes (" +
+              std::to_string(max_task_args_bytes) + "; register large data with enter_data)");
+}
+inline void check_packed_args(const void* args, size_t args_size) {
+  if (args_size > max_task_args_bytes || (!args && args_size > 0)) [[unlikely]]
+    bad_packed_args(args, args_size);
+}
+}  // namespace
+
 void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
                    const TaskOptions& options, const void* args, size_t args_size) {
   // The program's own list: never null. Only the arguments can be.
-  if (!args && args_size > 0)
-    throw Error("taskgrid::submit_packed: null args with args_size " + std::to_string(args_size));
+  check_packed_args(args, args_size);
   planner_outside_task("submit").submit(fn, accesses.begin(), accesses.size(), options, args,
                                         args_size);
 }
@@ -639,9 +674,25 @@ void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesse
   if (!accesses && num_accesses > 0)
     throw Error("taskgrid::submit_packed: null accesses with num_accesses " +
                 std::to_string(num_accesses));
-  if (!args && args_size > 0)
-    throw Error("taskgrid::submit_packed: null args with args_size " + std::to_string(args_size));
+  check_packed_args(args, args_size);
   planner_outside_task("submit").submit(fn, accesses, num_accesses, options, args, args_size);
+}
+
+void detail::submit_typed(FunctionId fn, std::initializer_list<DataAccess> accesses,
+                          const TaskOptions& options, const void* args, size_t args_size,
+                          const ArgType* types, size_t num_types) {
+  plan::Planner& planner = planner_outside_task("submit");
+  if (!state->options.check) {
+    planner.submit(fn, accesses.begin(), accesses.size(), options, args, args_size);
+    return;
+  }
+  // Checked mode: the types travel after the arguments (pointers would not
+  // mean anything on another rank). submit() bounded args_size already.
+  thread_local std::vector<char> typed;
+  typed.assign(static_cast<const char*>(args), static_cast<const char*>(args) + args_size);
+  core::append_arg_signature(typed, types, num_types);
+  planner.submit(fn, accesses.begin(), accesses.size(), options, typed.data(), typed.size(),
+                 typed.size() - args_size);
 }
 
 void wait_all() { planner_outside_task("wait_all").wait_all(); }

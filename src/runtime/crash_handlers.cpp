@@ -88,7 +88,18 @@ void on_crash(int signal, siginfo_t* info, void*) {
     const exec::RunningTask* slot = exec::this_thread_running_task();
     line.text(" in task '").text(slot->name.load()).text("' (id ").number(task).text(")");
   } else {
-    line.text(" outside any task (in the program or the runtime)");
+    line.text(" outside any task (in the program or the runtime");
+    // A task that wrote past its buffers corrupts the runtime's memory and
+    // the crash comes later, here: name the suspect and the way to find it.
+    // Only a slot already claimed: claiming one here could allocate.
+    const exec::RunningTask* slot = exec::detail::slot_here;
+    if (const uint64_t last = slot ? slot->last_task_id.load() : 0)
+      line.text("; the last task on this thread was '")
+          .text(slot->name.load())
+          .text("' (id ")
+          .number(last)
+          .text(")");
+    line.text("; if a task wrote outside its buffers, TASKGRID_CHECK=1 names it)");
   }
   line.write_out();
   // The handler that was there before (MPI's, or the default) takes over:

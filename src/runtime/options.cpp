@@ -204,6 +204,13 @@ const Setting kSettings[] = {
            read_seconds(name, value, 1e9, "must be a number of seconds (0: no limit)");
      },
      nullptr, true},
+    {"TASKGRID_CHECK", "0",
+     "1: checked mode for task code: guard zones around task buffers, in buffers verified "
+     "unchanged, arguments read as the types they were submitted as (slower)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.check =
+           read_choice<bool>(name, value, {{"0", false}, {"1", true}}, "a check choice", "0 or 1");
+     }},
     {"TASKGRID_DEVICE", "auto",
      "devices for tasks with a device implementation: auto (CUDA GPUs if any), cuda, emulated "
      "or none",

@@ -49,6 +49,7 @@ struct RuntimeOptions {
   // TASKGRID_FAILURE_TIMEOUT: silence after which a rank counts as stopped (0: off).
   double failure_timeout_seconds = 5;
   double task_deadline_seconds = 0;  // TASKGRID_TASK_DEADLINE (0: none)
+  bool check = false;                // TASKGRID_CHECK=1: checked mode for task code
   // Devices for tasks with a device implementation (src/device/).
   device::BackendKind device = device::BackendKind::automatic;  // TASKGRID_DEVICE
   int emulated_devices = 1;                                     // TASKGRID_EMULATED_DEVICES

@@ -75,6 +75,25 @@ TEST(WireCheck, EveryCutOfAWellFormedBatchIsRefused) {
   }
 }
 
+// Checked mode's argument types are the last signature_bytes of the
+// arguments: never more than the arguments.
+TEST(WireCheck, ArgumentTypesFitInTheArguments) {
+  wire::Task task{};
+  task.args_bytes = 8;
+  task.channel = -1;
+  const wire::Peer local{0, 2, 0, 0};
+  for (uint32_t types : {0u, 8u, 9u}) {
+    task.signature_bytes = types;
+    wire::BatchWriter w;
+    w.add_task(task, nullptr, "12345678");
+    const wire::Rejection r = wire::check_batch(w.bytes().data(), w.size(), local);
+    EXPECT_EQ(static_cast<bool>(r), types > 8) << types;
+    if (r) {
+      EXPECT_STREQ(r.reason, "argument types longer than its arguments");
+    }
+  }
+}
+
 TEST(WireCheck, LocalOnlyCommandsComeOnlyFromThisRank) {
   char buffer[8] = {};
   wire::BatchWriter w;

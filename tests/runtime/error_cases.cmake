@@ -16,11 +16,15 @@ set(_taskgrid_expect_failure ${CMAKE_CURRENT_LIST_DIR}/expect_failure.py)
 set_target_properties(taskgrid-error-cases PROPERTIES ENABLE_EXPORTS ON)
 
 # taskgrid_error_test(<name> <ranks> <threads> REGEX <re>... [ABSENT <re>...] [STATUS n]
-#                     [ENV var=value...] [ALONE] ARGS <case> [rank])
+#                     [ENV var=value...] [ALONE] [PROGRAM target] ARGS <case> [rank])
 # ALONE: started without mpiexec (a singleton; <ranks> must be 1; the test
 # is named .alone). STATUS 0: a run that must succeed, its output checked.
+# PROGRAM: another program of cases than taskgrid-error-cases.
 function(taskgrid_error_test name ranks threads)
-  cmake_parse_arguments(PARSE_ARGV 3 arg "ALONE" "STATUS" "REGEX;ABSENT;ENV;ARGS")
+  cmake_parse_arguments(PARSE_ARGV 3 arg "ALONE" "STATUS;PROGRAM" "REGEX;ABSENT;ENV;ARGS")
+  if(NOT arg_PROGRAM)
+    set(arg_PROGRAM taskgrid-error-cases)
+  endif()
   set(driver_args --timeout 30)
   foreach(re IN LISTS arg_REGEX)
     list(APPEND driver_args --regex ${re})
@@ -43,7 +47,7 @@ function(taskgrid_error_test name ranks threads)
   endif()
   add_test(NAME ${test_name}
            COMMAND ${Python3_EXECUTABLE} ${_taskgrid_expect_failure} ${driver_args} --
-                   ${launch} $<TARGET_FILE:taskgrid-error-cases> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
+                   ${launch} $<TARGET_FILE:${arg_PROGRAM}> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
   set(environment ${arg_ENV})
   if(NOT arg_ENV MATCHES "TASKGRID_THREADS=")
     list(APPEND environment TASKGRID_THREADS=${threads})
@@ -424,6 +428,11 @@ endforeach()
 taskgrid_error_test(null_packed_args 2 1 STATUS 3
   REGEX "caught: taskgrid::submit_packed: null args with args_size 16"
   ARGS null_packed_args)
+
+# submit_packed past the arguments' limit: an error naming the size and the limit.
+taskgrid_error_test(huge_packed_args 2 1 STATUS 3
+  REGEX "caught: taskgrid::submit_packed: 65537 bytes of by-value arguments. the limit is taskgrid::max_task_args_bytes [(]65536. register large data with enter_data[)]"
+  ARGS huge_packed_args)
 
 # TASKGRID_CHUNK_BYTES=1 with a 4 MiB transfer: at most 1,024 chunks per
 # transfer (used to be 4 Mi posted receives and an assertion inside MPICH).

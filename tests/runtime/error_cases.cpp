@@ -245,7 +245,8 @@ int run_case(taskgrid::Mode mode, int status, int argc, char** argv) {
       "cluster_program "
       "spmd_program run_cluster run_spmd task_segfaults task_aborts "
       "task_overflows_stack rank_stops task_never_returns wait_all_in_task "
-      "submit_in_task null_packed_args huge_enter_data big_transfer settings_differ device_sum "
+      "submit_in_task null_packed_args huge_packed_args huge_enter_data big_transfer "
+      "settings_differ device_sum "
       "device_only device_too_small device_kernel_fails device_hint_without_device_function "
       "device_hint_missing enter_before_start call_after_finish many_threads spmd_fetch_to "
       "spmd_fetch_diverges fetch_to_bad_rank cluster_fetch_to_rank\n");
@@ -484,6 +485,15 @@ int main(int argc, char** argv) {
     return expect_error([h] {
       taskgrid::submit_packed(taskgrid::function_id(touch_task), {taskgrid::inout(h)}, {}, nullptr,
                               16);
+    });
+  }
+  if (name == "huge_packed_args") {
+    static char buffer[8];
+    const auto h = taskgrid::enter_data(buffer, sizeof buffer);
+    return expect_error([h] {
+      std::vector<char> args(taskgrid::max_task_args_bytes + 1);
+      taskgrid::submit_packed(taskgrid::function_id(touch_task), {taskgrid::inout(h)}, {},
+                              args.data(), args.size());
     });
   }
   // Runs with different settings per rank (an MPMD command line): start()

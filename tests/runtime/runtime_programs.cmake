@@ -1,9 +1,10 @@
 # Test programs of the TaskGrid runtime that run under mpiexec: the
-# differential random-graph harness, the error-case program and the broadcast
-# check (broadcast.cmake). Included from tests/runtime/CMakeLists.txt; all
+# differential random-graph harness, the error-case program, the checked-mode
+# program (checked_mode.cmake) and the broadcast check (broadcast.cmake). Included from tests/runtime/CMakeLists.txt; all
 # land in ${PROJECT_BINARY_DIR}/bin.
 foreach(_program IN ITEMS differential_harness:taskgrid-differential
                           error_cases:taskgrid-error-cases
+                          checked_mode:taskgrid-checked-mode
                           broadcast_check:taskgrid-broadcast-check
                           registration_clash:taskgrid-registration-clash)
   string(REPLACE ":" ";" _pair "${_program}")

@@ -52,5 +52,19 @@ TEST(SettingsAgreement, PerRankSettingsAreLeftOut) {
   EXPECT_NE(settings.find("TASKGRID_FAILURE_TIMEOUT=5\n"), std::string::npos) << settings;
 }
 
+// Checked mode changes what every rank sends (argument types) and checks:
+// all ranks must agree on it. Only 0 and 1 are values.
+TEST(SettingsAgreement, CheckedModeIsJobWide) {
+  setenv("TASKGRID_CHECK", "1", 1);
+  const RuntimeOptions options = read_options_from_environment();
+  const std::string settings = job_wide_settings(options);
+  setenv("TASKGRID_CHECK", "yes", 1);
+  EXPECT_THROW(read_options_from_environment(), Error);
+  unsetenv("TASKGRID_CHECK");
+  EXPECT_TRUE(options.check);
+  EXPECT_FALSE(read_options_from_environment().check);
+  EXPECT_NE(settings.find("TASKGRID_CHECK=1\n"), std::string::npos) << settings;
+}
+
 }  // namespace
 }  // namespace taskgrid::runtime
