@@ -44,17 +44,6 @@ Analysis::Entered Analysis::enter(void* host, size_t bytes, int owner) {
   return {handle, version, owner, home};
 }
 
-const std::vector<graph::ResolvedAccess>& Analysis::resolve(const DataAccess* accesses,
-                                                            size_t count) {
-  tracker_.resolve(accesses, count, next_version_, resolved_);
-  if (inputs_.size() != count) inputs_.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    const graph::ResolvedAccess& r = resolved_[i];
-    inputs_[i] = r.in_version ? &entry_of(r.in_version, *r.state) : nullptr;
-  }
-  return resolved_;
-}
-
 void Analysis::not_published(uint64_t version, const graph::HandleState& state) {
   throw std::logic_error("directory: version " + std::to_string(version) + " of data handle " +
                          std::to_string(state.id) + " is not its current one (" +
@@ -64,35 +53,44 @@ void Analysis::not_published(uint64_t version, const graph::HandleState& state) 
 int Analysis::place(uint32_t function, const TaskOptions& options, uint64_t task_id, bool has_cpu,
                     bool has_device) {
   placed_device_ = options.device;
-  int rank = options.rank;
-  double assumed = 0;  // heft's duration for a function not measured yet
-  if (policy_) {
-    // The policy sees where each input version lives (and is told about
-    // hinted tasks too: they load their rank).
-    placed_inputs_.clear();
-    for (const data::VersionInfo* info : inputs_)
-      if (info) placed_inputs_.push_back({info});
-    sched::PlacementRequest request{function, options.cost, placed_inputs_.data(),
-                                    placed_inputs_.size(), now()};
-    request.has_cpu = has_cpu;
-    request.has_device = has_device;
-    request.device_hint = options.device;
-    if (rank < 0)
-      rank = policy_->place_and_book(request);
-    else
-      policy_->placed(request, rank);
-    placed_device_ = policy_->chosen_device(options.device);
-    if (placement_stats_ && uses_clock_ && sched::uncalibrated(costs_, request))
-      assumed = sched::estimated_task_seconds(costs_, request);
-  } else {
-    rank = place_by_owner(options, task_id);
-  }
-  if (placement_stats_) {
-    bool inputs_there = true;
-    for (const data::VersionInfo* info : inputs_) inputs_there &= !info || info->holds(rank);
-    placement_stats_->count(function, rank, options.rank >= 0, inputs_there, assumed);
-  }
+  const int rank = policy_ ? place_by_policy(function, options, has_cpu, has_device)
+                           : place_by_owner(options, task_id);
+  if (placement_stats_) [[unlikely]]
+    count_placement(function, options, rank);
   return rank;
+}
+
+int Analysis::place_by_policy(uint32_t function, const TaskOptions& options, bool has_cpu,
+                              bool has_device) {
+  // The policy sees where each input version lives (and is told about
+  // hinted tasks too: they load their rank).
+  placed_inputs_.clear();
+  for (const data::VersionInfo* info : inputs_)
+    if (info) placed_inputs_.push_back({info});
+  sched::PlacementRequest request{function, options.cost, placed_inputs_.data(),
+                                  placed_inputs_.size(), now()};
+  request.has_cpu = has_cpu;
+  request.has_device = has_device;
+  request.device_hint = options.device;
+  int rank = options.rank;
+  if (rank < 0)
+    rank = policy_->place_and_book(request);
+  else
+    policy_->placed(request, rank);
+  placed_device_ = policy_->chosen_device(options.device);
+  assumed_seconds_ = 0;
+  if (placement_stats_ && uses_clock_ && sched::uncalibrated(costs_, request)) [[unlikely]]
+    assumed_seconds_ = sched::estimated_task_seconds(costs_, request);
+  return rank;
+}
+
+// Out of line: only TASKGRID_STATS pays for it (place() stays inlined in submit).
+[[gnu::noinline]] void Analysis::count_placement(uint32_t function, const TaskOptions& options,
+                                                 int rank) {
+  bool inputs_there = true;
+  for (const data::VersionInfo* info : inputs_) inputs_there &= !info || info->holds(rank);
+  placement_stats_->count(function, rank, options.rank >= 0, inputs_there,
+                          policy_ ? assumed_seconds_ : 0);
 }
 
 int Analysis::place_by_owner(const TaskOptions& options, uint64_t task_id) const {

@@ -60,7 +60,17 @@ class Analysis {
   }
 
   // Resolves a task's accesses (throws Error on misuse, changing nothing).
-  const std::vector<graph::ResolvedAccess>& resolve(const DataAccess* accesses, size_t count);
+  // Here, not in analysis.cpp: on every submission's path, and LTO stopped
+  // inlining it into Planner::submit once that grew (30 instructions a task).
+  const std::vector<graph::ResolvedAccess>& resolve(const DataAccess* accesses, size_t count) {
+    tracker_.resolve(accesses, count, next_version_, resolved_);
+    if (inputs_.size() != count) inputs_.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      const graph::ResolvedAccess& r = resolved_[i];
+      inputs_[i] = r.in_version ? &entry_of(r.in_version, *r.state) : nullptr;
+    }
+    return resolved_;
+  }
   // Access i's input version (nullptr when access i does not read).
   data::VersionInfo* input(size_t i) const { return inputs_[i]; }
   // Places the task resolved last: the rank hint, else the policy (cluster)
@@ -111,8 +121,12 @@ class Analysis {
 
  private:
   double now() const;
+  // cluster: the policy decides (and is told about hinted tasks).
+  int place_by_policy(uint32_t function, const TaskOptions& options, bool has_cpu, bool has_device);
   // spmd: the rank hint, else owner computes.
   int place_by_owner(const TaskOptions& options, uint64_t task_id) const;
+  // TASKGRID_STATS: why the task went to `rank`.
+  void count_placement(uint32_t function, const TaskOptions& options, int rank);
   [[noreturn]] static void not_published(uint64_t version, const graph::HandleState& state);
 
   AnalysisConfig config_;
@@ -120,6 +134,7 @@ class Analysis {
   std::unique_ptr<sched::PlacementPolicy> policy_;   // cluster mode
   std::unique_ptr<PlacementStats> placement_stats_;  // with TASKGRID_STATS only
   bool uses_clock_ = false;                          // heft: estimates need the clock
+  double assumed_seconds_ = 0;  // heft's duration for the last task's unmeasured function
   const uint64_t start_ns_;
   graph::DependencyTracker tracker_;
   uint64_t next_version_ = 1;

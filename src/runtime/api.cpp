@@ -70,14 +70,18 @@ Runtime* state = nullptr;
 bool finished = false;
 // The status finish() returned (run() returns it when main_fn called finish()).
 int finished_status = 0;
+// Out of line: running() is on every submission's path and must stay inlined.
+[[noreturn, gnu::cold, gnu::noinline]] void not_running() {
+  if (finished)
+    throw Error(
+        "taskgrid: the runtime has finished (taskgrid::finish() was called); no TaskGrid call may "
+        "follow it");
+  throw Error("taskgrid: call taskgrid::start() first");
+}
+
 Runtime& running() {
-  if (!state) {
-    if (finished)
-      throw Error(
-          "taskgrid: the runtime has finished (taskgrid::finish() was called); no TaskGrid call "
-          "may follow it");
-    throw Error("taskgrid: call taskgrid::start() first");
-  }
+  if (!state) [[unlikely]]
+    not_running();
   return *state;
 }
 
