@@ -1,5 +1,5 @@
 # Checked mode (TASKGRID_CHECK=1) end to end: tests/runtime/checked_mode.cpp
-# under mpiexec at 1 and 2 ranks, in cluster and spmd mode, through
+# under mpiexec at 1, 2 and 4 ranks, in cluster and spmd mode, through
 # taskgrid_error_test (error_cases.cmake, included before this file). Each
 # misuse ends the job naming the task, its id and rank, and the fault; the
 # correct program gives the same result checked and unchecked; unchecked, an
@@ -15,7 +15,7 @@ function(taskgrid_checked_misuse case mode ranks rank task fault)
 endfunction()
 
 foreach(mode IN ITEMS cluster spmd)
-  foreach(ranks_rank IN ITEMS 1:0 2:1)
+  foreach(ranks_rank IN ITEMS 1:0 2:1 4:3)
     string(REPLACE ":" ";" _pair "${ranks_rank}")
     list(GET _pair 0 _ranks)
     list(GET _pair 1 _rank)

@@ -99,7 +99,8 @@ double correct_program(int ranks) {
     taskgrid::submit(sum,
                      {taskgrid::in(handles[0]), taskgrid::in(handles[3]), taskgrid::inout(total)});
   }
-  taskgrid::exit_data(total);
+  // To rank 0, which prints it (in spmd mode the owner may be another rank).
+  taskgrid::exit_data(total, 0);
   for (auto h : handles) taskgrid::exit_data(h);
   return result;
 }

@@ -128,10 +128,12 @@ taskgrid_error_test(bad_threads 4 1 STATUS 2
 # than 64. 64 is allowed everywhere and works (the watchdog reports no live
 # rank while 2 x 64 threads start, run and stop on this 2-core machine);
 # 4096 is refused here with the reason.
-taskgrid_error_test(threads_at_limit 2 64 STATUS 0
-  REGEX "error-cases: many_threads correct"
-  ABSENT "stopped responding" "error:"
-  ARGS many_threads)
+foreach(ranks IN ITEMS 2 4)
+  taskgrid_error_test(threads_at_limit ${ranks} 64 STATUS 0
+    REGEX "error-cases: many_threads correct"
+    ABSENT "stopped responding" "error:"
+    ARGS many_threads)
+endforeach()
 taskgrid_error_test(threads_over_limit 2 4096 STATUS 2
   REGEX "error: taskgrid: rank [01]: TASKGRID_THREADS=.4096. is more than [0-9]+, the most threads a rank may start here [(]8 per core it may run on, [0-9]+ cores, and never fewer than 64[)]"
   ARGS start_only)
@@ -452,23 +454,29 @@ taskgrid_error_test(huge_enter_data 2 1 STATUS 3
 # API calls before start() and after finish(), uncaught: one whole line
 # naming the call and the rank, status 2, no "terminate called" (ranks used
 # to interleave its pieces).
-taskgrid_error_test(enter_before_start 2 1 STATUS 2
-  REGEX "(^|\n)error: taskgrid: rank 0: call taskgrid::start[(][)] first\n"
-  REGEX "(^|\n)error: taskgrid: rank 1: call taskgrid::start[(][)] first\n"
-  ABSENT "terminate called"
-  ARGS enter_before_start)
+foreach(ranks IN ITEMS 2 4)
+  math(EXPR last "${ranks} - 1")
+  taskgrid_error_test(enter_before_start ${ranks} 1 STATUS 2
+    REGEX "(^|\n)error: taskgrid: rank 0: call taskgrid::start[(][)] first\n"
+    REGEX "(^|\n)error: taskgrid: rank ${last}: call taskgrid::start[(][)] first\n"
+    ABSENT "terminate called"
+    ARGS enter_before_start)
+endforeach()
 taskgrid_error_test(call_after_finish 2 1 STATUS 2
   REGEX "error: taskgrid: rank [01]: the runtime has finished [(]taskgrid::finish[(][)] was called[)]. no TaskGrid call may follow it"
   ABSENT "terminate called" "call taskgrid::start"
   ARGS call_after_finish)
-add_test(NAME runtime.error.registration_clash.np2
-         COMMAND ${Python3_EXECUTABLE} ${_taskgrid_expect_failure} --timeout 30 --status 2
-                 --regex "(^|\n)error: taskgrid: rank 0: taskgrid::register_function: .work. clashes with .work. [(]same name or same hash[)]. rename one of them\n"
-                 --regex "(^|\n)error: taskgrid: rank 1: taskgrid::register_function: .work. clashes"
-                 --regex-absent "terminate called|main ran"
-                 -- ${MPIEXEC_EXECUTABLE} -n 2 $<TARGET_FILE:taskgrid-registration-clash>)
-set_tests_properties(runtime.error.registration_clash.np2 PROPERTIES
-  LABELS "mpi;error_cases" PROCESSORS 2 TIMEOUT 60)
+foreach(ranks IN ITEMS 2 4)
+  math(EXPR last "${ranks} - 1")
+  add_test(NAME runtime.error.registration_clash.np${ranks}
+           COMMAND ${Python3_EXECUTABLE} ${_taskgrid_expect_failure} --timeout 30 --status 2
+                   --regex "(^|\n)error: taskgrid: rank 0: taskgrid::register_function: .work. clashes with .work. [(]same name or same hash[)]. rename one of them\n"
+                   --regex "(^|\n)error: taskgrid: rank ${last}: taskgrid::register_function: .work. clashes"
+                   --regex-absent "terminate called|main ran"
+                   -- ${MPIEXEC_EXECUTABLE} -n ${ranks} $<TARGET_FILE:taskgrid-registration-clash>)
+  set_tests_properties(runtime.error.registration_clash.np${ranks} PROPERTIES
+    LABELS "mpi;error_cases" PROCESSORS 2 TIMEOUT 60)
+endforeach()
 # A failed task in a run of one rank: its message, and no second one from the
 # exit guard (MPI_Abort of a singleton calls exit()).
 taskgrid_error_test(task_throws_alone 1 1 ALONE
