@@ -8,7 +8,7 @@
 //            tile it writes.
 //
 // Prints the time from the first submission until the factor is complete
-// (cluster: wait_all; spmd: every tile gathered on rank 0) and, with
+// (cluster: wait_all; spmd: every tile in rank 0's buffer, exit_data(h, 0)) and, with
 // --check 1 (the default), the residual ||A - L L^T||_F / ||A||_F, failing
 // above 1e-12.
 //
@@ -20,7 +20,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -70,8 +69,6 @@ void tile_gemm(taskgrid::TaskContext& ctx) {
 TASKGRID_REGISTER(tile_gemm);
 
 // spmd: gathers a tile on rank 0 for the check (in: tile, out: rank 0's copy).
-void tile_copy(taskgrid::TaskContext& ctx) { std::memcpy(ctx.data(1), ctx.data(0), ctx.size(0)); }
-TASKGRID_REGISTER(tile_copy);
 
 struct Settings {
   int n = 512;
@@ -195,30 +192,25 @@ int program(int argc, char** argv) {
     }
   }
   // spmd: the factor is complete once rank 0 holds every tile (its own
-  // wait_all covers only its own tasks); the copies are the same calls on every rank.
-  std::vector<std::vector<double>> gathered(spmd ? tiles.size() : 0);
+  // wait_all covers only its own tasks): every rank asks for each tile in
+  // rank 0's buffer, as the same calls in the same order.
   if (spmd) {
-    for (int tj = 0; tj < nt; ++tj)
-      for (int ti = tj; ti < nt; ++ti) {
-        std::vector<double>& g = gathered[at(ti, tj)];
-        g.resize(tiles[at(ti, tj)].size());
-        const taskgrid::DataHandle copy = taskgrid::enter_data(g.data(), tile_bytes, 0);
-        taskgrid::submit(tile_copy, {taskgrid::in(h[at(ti, tj)]), taskgrid::out(copy)});
-        taskgrid::exit_data(copy);
-      }
+    for (taskgrid::DataHandle handle : h)
+      if (handle.id) taskgrid::exit_data(handle, 0);
   } else {
     taskgrid::wait_all();
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  for (taskgrid::DataHandle handle : h)
-    if (handle.id) taskgrid::exit_data(handle);
+  if (!spmd)
+    for (taskgrid::DataHandle handle : h)
+      if (handle.id) taskgrid::exit_data(handle);
 
   if (taskgrid::rank() != 0) return 0;
   std::printf("cholesky: %s, %d ranks, n %d, tile %d, %d tasks, time %.3f ms\n",
               spmd ? "spmd" : "cluster", ranks, n, b, nt * (nt + 1) * (nt + 2) / 6, ms);
   if (!s.check) return 0;
-  const double r = residual(a, spmd ? gathered : tiles, n, b);
+  const double r = residual(a, tiles, n, b);
   std::printf("cholesky: residual %.3e (limit %.0e): %s\n", r, kTolerance,
               r <= kTolerance ? "ok" : "FAILED");
   return r <= kTolerance ? 0 : 1;
