@@ -19,16 +19,6 @@ std::atomic<bool> failing{false};
 std::atomic<int> rank_in_messages{-2};
 std::terminate_handler previous_terminate = nullptr;
 
-int number_from(const char* name) {
-  const char* value = std::getenv(name);
-  if (!value || !*value) return -1;
-  char* end = nullptr;
-  const long number = std::strtol(value, &end, 10);
-  return end != value && *end == '\0' && number >= 0 && number < (1L << 30)
-             ? static_cast<int>(number)
-             : -1;
-}
-
 [[noreturn]] void on_terminate() {
   if (const std::exception_ptr current = std::current_exception()) {
     try {
@@ -54,9 +44,19 @@ int number_from(const char* name) {
 void set_abort_transport(comm::Transport* transport) { abort_transport.store(transport); }
 bool job_failing() { return failing.load(); }
 
+int launcher_number(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return -1;
+  char* end = nullptr;
+  const long number = std::strtol(value, &end, 10);
+  return end != value && *end == '\0' && number >= 0 && number < (1L << 30)
+             ? static_cast<int>(number)
+             : -1;
+}
+
 int launcher_rank() {
   for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"})
-    if (const int rank = number_from(name); rank >= 0) return rank;
+    if (const int rank = launcher_number(name); rank >= 0) return rank;
   return -1;
 }
 

@@ -24,6 +24,8 @@ bool job_failing();
 // OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID; -1 for a process started
 // alone), afterwards MPI's (set by start()).
 int launcher_rank();
+// A launcher's variable read as a rank or count (0 to 2^30); -1 when unset or not one.
+int launcher_number(const char* name);
 void set_message_rank(int rank);
 int message_rank();
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/failure.h"
 #include "taskgrid/version.h"
 
 extern char** environ;
@@ -120,11 +121,12 @@ const Setting kSettings[] = {
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.threads = static_cast<int>(
            read_number(name, value, 1, 4096, "must be a whole number from 1 to 4096"));
-       const int limit = thread_limit(usable_cores());
+       const int cores = usable_cores();
+       const int limit = thread_limit(cores);
        if (o.threads > limit)
          throw Error(std::string("taskgrid: ") + name + "=\"" + value + "\" is more than " +
                      std::to_string(limit) + ", the most threads a rank may start here (8 per " +
-                     "core it may run on, " + std::to_string(usable_cores()) +
+                     "core it may run on, " + std::to_string(cores) +
                      " cores, and never fewer than 64): more only compete for the cores and "
                      "starve the failure detector's heartbeat");
      },
@@ -356,16 +358,6 @@ void append_padded(std::string& out, std::string_view text, size_t width) {
   if (text.size() < width) out.append(width - text.size(), ' ');
 }
 
-int number_from(const char* name) {
-  const char* value = variable(name);
-  if (!value) return -1;
-  char* end = nullptr;
-  const long number = std::strtol(value, &end, 10);
-  return end != value && *end == '\0' && number >= 0 && number < (1L << 30)
-             ? static_cast<int>(number)
-             : -1;
-}
-
 }  // namespace
 
 RuntimeOptions read_options_from_environment() {
@@ -530,8 +522,8 @@ std::optional<LauncherJob> launcher_job() {
                         {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_STEP_ID"}};
   for (const Pair& pair : pairs) {
     if (pair.only_with && !variable(pair.only_with)) continue;
-    const int size = number_from(pair.size);
-    if (size > 1) return LauncherJob{pair.size, number_from(pair.rank), size};
+    const int size = core::launcher_number(pair.size);
+    if (size > 1) return LauncherJob{pair.size, core::launcher_number(pair.rank), size};
   }
   return std::nullopt;
 }
