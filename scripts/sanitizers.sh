@@ -34,7 +34,7 @@ configure() {  # dir, sanitizer flags
     cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTASKGRID_NATIVE=OFF \
       -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich \
       -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)" \
-      -DTASKGRID_PYTHON="$ROOT/.venv/bin/python" -DTASKGRID_CUDA_EXAMPLES=OFF \
+      -DTASKGRID_PYTHON="$ROOT/.venv/bin/python" -DTASKGRID_CUDA_EXAMPLES=OFF -DTASKGRID_CUDA_TESTS=OFF \
       -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
       -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
   fi

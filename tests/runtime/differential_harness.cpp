@@ -46,6 +46,7 @@
 
 // The reference run calls task functions outside the runtime (src/ header).
 #include "core/task_context_access.h"
+#include "differential_hash.h"
 #include "program_args.h"
 #include "progress_watchdog.h"
 
@@ -53,31 +54,16 @@ namespace {
 
 // ----------------------------------------------------------- task functions --
 
-uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-constexpr size_t kMaxAccesses = 4;
-
-// The by-value arguments every task carries. The modes tell a function which
-// buffers it may read (in, inout) and which it must fill (out, inout); the
-// sizes let it check that the runtime handed it the right buffers.
-struct TaskArgs {
-  uint64_t salt;
-  uint16_t sizes[kMaxAccesses];
-  uint32_t spin;  // busy rounds (diff_spin)
-  uint8_t count;
-  uint8_t modes[kMaxAccesses];
-  uint8_t reserved[7];
-};
-static_assert(sizeof(TaskArgs) == 32);
-static_assert(std::is_trivially_copyable_v<TaskArgs>);
-
-bool reads(uint8_t mode) { return mode != static_cast<uint8_t>(taskgrid::AccessMode::out); }
-bool writes(uint8_t mode) { return mode != static_cast<uint8_t>(taskgrid::AccessMode::in); }
+using differential::Buffers;
+using differential::digest_inputs;
+using differential::fill_outputs;
+using differential::kMaxAccesses;
+using differential::mix64;
+using differential::reads;
+using differential::TaskArgs;
+using differential::writes;
+static_assert(differential::kModeIn == static_cast<uint8_t>(taskgrid::AccessMode::in));
+static_assert(differential::kModeOut == static_cast<uint8_t>(taskgrid::AccessMode::out));
 
 TaskArgs load_args(const taskgrid::TaskContext& ctx) {
   const auto args = ctx.arg<TaskArgs>();
@@ -102,12 +88,6 @@ uint8_t* writable_bytes(const taskgrid::TaskContext& ctx, size_t i) {
   return static_cast<uint8_t*>(ctx.data(i));
 }
 
-// A task's buffers: its context's, or (on an emulated device) their host views.
-struct Buffers {
-  uint8_t* data[kMaxAccesses] = {};
-  size_t size[kMaxAccesses] = {};
-};
-
 Buffers buffers_of(const taskgrid::TaskContext& ctx) {
   Buffers buffers;
   for (size_t i = 0; i < ctx.num_data() && i < kMaxAccesses; ++i) {
@@ -117,38 +97,10 @@ Buffers buffers_of(const taskgrid::TaskContext& ctx) {
   return buffers;
 }
 
-// FNV-1a over every readable byte, tagged with the access index: any input
-// byte changes every output byte.
-uint64_t digest_inputs(const Buffers& buffers, const TaskArgs& args) {
-  uint64_t digest = 14695981039346656037ULL ^ args.salt;
-  for (size_t i = 0; i < args.count; ++i) {
-    if (!reads(args.modes[i])) continue;
-    const uint8_t* data = buffers.data[i];
-    digest = (digest ^ (0x100 + i)) * 1099511628211ULL;
-    for (size_t b = 0; b < buffers.size[i]; ++b) digest = (digest ^ data[b]) * 1099511628211ULL;
-  }
-  return mix64(digest);
-}
 uint64_t digest_inputs(const taskgrid::TaskContext& ctx, const TaskArgs& args) {
   return digest_inputs(buffers_of(ctx), args);
 }
 
-// Fills every writable buffer from the digest; inout buffers also keep their
-// previous byte at each position (read just before it is overwritten).
-void fill_outputs(const Buffers& buffers, const TaskArgs& args, uint64_t digest) {
-  for (size_t k = 0; k < args.count; ++k) {
-    if (!writes(args.modes[k])) continue;
-    uint8_t* out = buffers.data[k];
-    const bool keep = reads(args.modes[k]);
-    const uint64_t stream = mix64(digest ^ ((k + 1) * 0x51afd7ed558ccd1dULL));
-    uint64_t word = 0;
-    for (size_t b = 0; b < buffers.size[k]; ++b) {
-      if (b % 8 == 0) word = mix64(stream + b);
-      const auto fresh = static_cast<uint8_t>(word >> (8 * (b % 8)));
-      out[b] = keep ? static_cast<uint8_t>(out[b] * 31u + fresh) : fresh;
-    }
-  }
-}
 void fill_outputs(const taskgrid::TaskContext& ctx, const TaskArgs& args, uint64_t digest) {
   fill_outputs(buffers_of(ctx), args, digest);
 }
@@ -217,17 +169,25 @@ void diff_spin(taskgrid::TaskContext& ctx) {
 }
 
 // The same as diff_hash_fill with a device implementation (used where
-// TASKGRID_DEVICE gives the ranks devices; the CPU one otherwise): on the
-// emulated device, host work on the task's stream through the buffers' host
-// views, in the order of the stream's copies.
+// TASKGRID_DEVICE gives the ranks devices; the CPU one otherwise): on CUDA a
+// one-thread kernel of the same body (differential_cuda.cu, where the build
+// has nvcc); on the emulated device, host work on the task's stream through
+// the buffers' host views, in the order of the stream's copies.
 void diff_device_hash_fill_on_cpu(taskgrid::TaskContext& ctx) {
   const TaskArgs args = load_args(ctx);
   fill_outputs(ctx, args, digest_inputs(ctx, args) ^ 0xd);
 }
 void diff_device_hash_fill(taskgrid::TaskContext& ctx) {
-  if (taskgrid::device_kind(ctx) != taskgrid::DeviceKind::emulated)
-    throw std::runtime_error("diff_device_hash_fill has no CUDA kernel");
   const TaskArgs args = load_args(ctx);
+  if (taskgrid::device_kind(ctx) == taskgrid::DeviceKind::cuda) {
+#ifdef TASKGRID_DIFFERENTIAL_CUDA
+    if (!differential::launch_hash_fill_on_cuda(ctx.stream(), buffers_of(ctx), args, 0xd))
+      throw std::runtime_error("diff_device_hash_fill: the CUDA kernel did not launch");
+    return;
+#else
+    throw std::runtime_error("diff_device_hash_fill: built without nvcc, no CUDA kernel");
+#endif
+  }
   Buffers views;
   for (size_t i = 0; i < args.count; ++i) {
     views.data[i] = static_cast<uint8_t*>(ctx.size(i) ? taskgrid::emulated_view(ctx, i) : nullptr);
