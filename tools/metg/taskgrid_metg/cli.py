@@ -18,7 +18,6 @@ from pathlib import Path
 from . import __version__, machine, output, peak
 from .analysis import INTERPOLATIONS
 from .flags import check_graph_flags, default_graph_flags, graph_kernels
-from .plot import write_png
 from .results import Results, evaluate
 from .runner import RunError
 from .sweep import RunRecord, SweepAborted, plan_sweep, run_sweep
@@ -300,6 +299,11 @@ def write_outputs(results: Results, out_dir: Path) -> list[Path]:
     csv_path, json_path, png_path = (out_dir / name for name in ("metg.csv", "metg.json", "metg.png"))
     output.write_csv(results, csv_path)
     output.write_json(results, json_path)
+    try:  # matplotlib is optional where the tool is copied without its install (the device kit)
+        from .plot import write_png
+    except ImportError as error:
+        print(f"warning: no plot ({error})", file=sys.stderr)
+        return [csv_path, json_path]
     write_png(results, png_path)
     return [csv_path, json_path, png_path]
 

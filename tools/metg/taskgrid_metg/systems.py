@@ -6,6 +6,7 @@ number of cores a run occupies) is derived from that entry by `make_launch`.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,7 +125,10 @@ class Launch:
         # e.g. one-rank-per-core MPI runs do not each start a thread per core.
         env["OMP_NUM_THREADS"] = str(self.layout.threads)
         if self.spec.offload_plugin:
-            env["LD_LIBRARY_PATH"] = str(self.binary.parent.parent / "lib")
+            # The plugin's folder first; what the caller already has (a kit's libraries) after.
+            inherited = os.environ.get("LD_LIBRARY_PATH", "")
+            env["LD_LIBRARY_PATH"] = str(self.binary.parent.parent / "lib") + (
+                f":{inherited}" if inherited else "")
         return env
 
 

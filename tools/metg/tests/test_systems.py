@@ -67,13 +67,17 @@ def test_device_gpu_is_refused_for_systems_without_it():
         make_launch(SYSTEMS["taskgrid"], Path("b"), 2, ["mpiexec.mpich"], device="tpu")
 
 
-def test_omp_target_runs_with_the_offload_plugin():
+def test_omp_target_runs_with_the_offload_plugin(monkeypatch):
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
     target = make_launch(SYSTEMS["omp_target"], Path("b"), 3, ["mpiexec.mpich"])
     assert target.command([], "f")[:4] == ["mpiexec.mpich", "-n", "3", "b/bin/taskbench-omp_target"]
     env = target.environment()
     assert env["LD_LIBRARY_PATH"] == "b/lib"
     assert env["OMP_TARGET_OFFLOAD"] == "MANDATORY"
     assert env["LIBOMP_USE_HIDDEN_HELPER_TASK"] == "0"
+    # A library path the caller has (the device kit's) stays, after the plugin's folder.
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/kit/lib")
+    assert target.environment()["LD_LIBRARY_PATH"] == "b/lib:/kit/lib"
 
 
 def test_host_not_charged_charges_only_the_device_ranks():

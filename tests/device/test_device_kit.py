@@ -1,0 +1,137 @@
+"""The device kit's runner (scripts/device_kit/run.py) without running any program:
+the step driver's budget and error handling, and the report from synthetic outcomes."""
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+run = load("device_kit_run", ROOT / "scripts" / "device_kit" / "run.py")
+pack = load("device_kit_pack", ROOT / "scripts" / "device_kit" / "pack.py")
+
+
+def make_runner(budget=100.0, emulated=True):
+    args = argparse.Namespace(emulated=emulated, budget=budget, scale=1.0)
+    runner = run.Runner(args)
+    runner.preflight = {"host": "h", "cores": 2, "load_before": "0 0 0",
+                        "mpi": {"launcher": "mpiexec.hydra", "two_ranks_ok": True, "detail": "ok"},
+                        "libraries_missing": {}, "nccl": None, "matplotlib": False,
+                        "python": "3", "gpu": "none", "kit": {"notes": ["a note"],
+                                                              "left_out": []}}
+    return runner
+
+
+def test_steps_run_in_order_and_report_skips_failures_and_bugs(monkeypatch):
+    runner = make_runner()
+    calls = []
+
+    def ok(out, budget):
+        calls.append("conformance")
+        out.figures["conformance_tests_passed"] = 3
+
+    def skip(out, budget):
+        raise run.Skip("no GPU here")
+
+    def fail(out, budget):
+        raise run.Failed("METG sweep 'gpu' failed: boom")
+
+    def bug(out, budget):
+        raise KeyError("metg")
+
+    monkeypatch.setattr(runner, "step_conformance", ok)
+    monkeypatch.setattr(runner, "step_nccl", skip)
+    monkeypatch.setattr(runner, "step_gpu_peak", fail)
+    monkeypatch.setattr(runner, "step_gpu_metg", bug)
+    runner.execute(["conformance", "nccl", "gpu_peak", "gpu_metg"])
+    status = {name: (o.status, o.reason) for name, o in runner.outcomes.items()}
+    assert calls == ["conformance"]
+    assert status["conformance"] == ("ok", "")
+    assert status["nccl"] == ("skipped", "no GPU here")
+    assert status["gpu_peak"] == ("failed", "METG sweep 'gpu' failed: boom")
+    assert status["gpu_metg"] == ("failed", "KeyError: 'metg'")
+
+
+def test_a_step_that_runs_out_of_time_is_stopped_and_later_steps_skipped(monkeypatch):
+    runner = make_runner(budget=30.0)
+
+    def slow(out, budget):
+        runner.deadline -= 100  # as if the step had used the whole run's time
+        raise run.Failed("METG sweep 'cpu-np16' did not finish within 20 s")
+
+    monkeypatch.setattr(runner, "step_scaling", slow)
+    runner.execute(["scaling", "offload"])
+    assert runner.outcomes["scaling"].status == "stopped"
+    assert runner.outcomes["offload"].status == "skipped"
+    assert "budget (30 s) is used up" in runner.outcomes["offload"].reason
+
+
+def test_report_shows_figures_and_reasons(tmp_path):
+    runner = make_runner()
+    scaling = run.Outcome(seconds=12.0)
+    scaling.figures = {"ranks": [2, 16], "metg_us": {"mpi": {2: 1.5, 16: 2.0},
+                                                     "taskgrid": {2: 6.0, 16: None}},
+                       "growth": {"mpi": 2.0 / 1.5, "taskgrid": None},
+                       "why_na": {"taskgrid at 16 ranks": "no point reaches 50% efficiency"}}
+    skipped = run.Outcome(status="skipped", reason="omp_target is not in this kit")
+    peak = run.Outcome()
+    peak.figures = {"fp64_peak": 3.35e13, "mpi_omp_flops": 3.3e13,
+                    "mpi_omp_fraction_of_peak": 3.3 / 3.35}
+    runner.outcomes = {"gpu_peak": peak, "scaling": scaling, "offload": skipped}
+    files = run.write_report(runner, tmp_path / "out")
+    assert len(files) <= 8
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "| offload | skipped | 0 | omp_target is not in this kit |" in text
+    assert "| mpi | 1.5 us | 2 us |" in text
+    assert "| taskgrid | 6 us | n/a |" in text
+    assert "no METG for taskgrid at 16 ranks: no point reaches 50% efficiency" in text
+    assert "mpi_omp: 3.3e+13 FLOP/s (0.985 of peak)" in text
+    assert "Emulated devices" in text
+    document = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert document["steps"]["scaling"]["figures"]["metg_us"]["mpi"]["16"] == 2.0
+    assert (tmp_path / "out" / "logs.tar.gz").exists()
+
+
+def test_metg_values_and_reasons():
+    document = {"metg": {"mpi": {"headline": {"metg_us": 1.2, "reason": ""}},
+                         "taskgrid": {"headline": {"metg_us": None, "reason": "no point"}}}}
+    assert run.metg_values(document) == {"mpi": 1.2, "taskgrid": None}
+    assert run.metg_reasons(document) == {"taskgrid": "no point"}
+    assert run.ratio(3.0, 1.5) == 2.0
+    assert run.ratio(None, 1.5) is None and run.ratio(1.0, None) is None
+
+
+def test_parsers():
+    assert run.parse_rate("Elapsed Time 1 seconds\nFLOP/s 3.2e+13\nB/s 0\n") == 3.2e13
+    assert run.parse_rate("no rate") is None
+    assert run.parse_gtest("[==========] 16 tests ran.\n[  PASSED  ] 16 tests.\n") == 16
+
+
+def test_pack_leaves_glibc_and_the_cxx_runtime_to_the_node():
+    assert not pack.carried("libc.so.6")
+    assert not pack.carried("libstdc++.so.6")
+    assert not pack.carried("ld-linux-x86-64.so.2")
+    assert pack.carried("libmpich.so.12")
+    assert pack.carried("libucp.so.0")
+    # Every program's steps are steps the runner knows, in the same order of value.
+    assert pack.STEPS_BY_VALUE == run.STEP_NAMES
+    for program in pack.PROGRAMS:
+        assert set(program.steps) <= set(run.STEP_NAMES), program
+
+
+def test_unknown_steps_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        run.main(["--steps", "conformance,warp"])
+    assert "unknown steps ['warp']" in capsys.readouterr().err
