@@ -159,7 +159,7 @@ void set_text(char (&to)[kTextBytes], const std::string& text) {
   std::memcpy(to, text.data(), std::min(text.size(), kTextBytes - 1));
 }
 
-// What rank `g.world_ranks[i]` said, as a string.
+// A vote's text field as a string.
 std::string text(const char (&from)[kTextBytes]) {
   return std::string(from, strnlen(from, kTextBytes));
 }

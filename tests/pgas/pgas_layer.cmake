@@ -214,3 +214,15 @@ taskgrid_pgas_device_test(misuse_range 2 STATUS nonzero
 taskgrid_pgas_device_test(misuse_count 2 STATUS nonzero
   ENV "TASKGRID_DEVICE=emulated;TASKGRID_PGAS_TIMEOUT=20" ARGS --scenario misuse-count
   REGEX "error: taskgrid: rank 0: the members of world disagree on a collective call: rank 0 called pgas::device_allreduce \\(call #[0-9]+, arguments 16 .*\\) but rank 1 called pgas::device_allreduce \\(call #[0-9]+, arguments 8 ")
+# Ranks started with different TASKGRID_NCCL (an MPMD launch): named, on every rank.
+add_test(NAME pgas.device.nccl_differs.np2
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/runtime/expect_failure.py
+                 --timeout 60
+                 --regex "error: taskgrid: rank [01]: pgas::device_broadcast: the ranks of world have different TASKGRID_NCCL: rank 0 has no, rank 1 has auto"
+                 --
+                 ${_pgas_launch} 1 ${MPIEXEC_PREFLAGS} env TASKGRID_NCCL=no
+                 $<TARGET_FILE:taskgrid-pgas-device-check> ${MPIEXEC_POSTFLAGS} :
+                 ${MPIEXEC_NUMPROC_FLAG} 1 $<TARGET_FILE:taskgrid-pgas-device-check>)
+set_tests_properties(pgas.device.nccl_differs.np2 PROPERTIES
+  ENVIRONMENT "TASKGRID_DEVICE=emulated;TASKGRID_PGAS_TIMEOUT=20" LABELS "pgas;mpi;device"
+  PROCESSORS 2 TIMEOUT 90)
