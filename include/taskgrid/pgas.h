@@ -123,6 +123,28 @@ int tg_pgas_reduce(const void* send, void* recv, size_t count, tg_pgas_type type
 int tg_pgas_allreduce(const void* send, void* recv, size_t count, tg_pgas_type type, tg_pgas_op op,
                       tg_pgas_group group);
 
+/* ------------------------------------------------------ device memory -- */
+/* This rank's device memory and collectives on it (taskgrid/pgas.hpp's
+ * pgas::device_alloc ... device_collective_path; TASKGRID_DEVICE, TASKGRID_NCCL). */
+typedef enum {
+  TG_PGAS_PATH_UNDECIDED = 0,
+  TG_PGAS_PATH_STAGED = 1,
+  TG_PGAS_PATH_NCCL = 2,
+  TG_PGAS_PATH_MAX_ENUM = 0x7fffffff
+} tg_pgas_device_path;
+
+int tg_pgas_device_alloc(size_t bytes, void** out);
+int tg_pgas_device_free(void* pointer);
+int tg_pgas_copy_to_device(void* device_dst, const void* host_src, size_t bytes);
+int tg_pgas_copy_from_device(void* host_dst, const void* device_src, size_t bytes);
+/* "cuda" or "emulated" (a static string). */
+int tg_pgas_device_backend(const char** out);
+int tg_pgas_device_broadcast(void* data, size_t count, tg_pgas_type type, int root,
+                             tg_pgas_group group);
+int tg_pgas_device_allreduce(const void* send, void* recv, size_t count, tg_pgas_type type,
+                             tg_pgas_op op, tg_pgas_group group);
+int tg_pgas_device_collective_path(tg_pgas_group group, tg_pgas_device_path* out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -227,4 +227,68 @@ void allreduce(const T* send, T* recv, size_t count, ReduceOp op, const Group& g
             group);
 }
 
+// ---------------------------------------------------- device memory ----
+//
+// Memory on this rank's device, through the device layer's backend
+// (TASKGRID_DEVICE: cuda, emulated, auto or none; TASKGRID_EMULATED_DEVICES;
+// TASKGRID_DEVICE_MEMORY). The backend is opened on the first device call;
+// a rank uses device (its rank on the node) % (devices it sees), so with one
+// GPU per rank (CUDA_VISIBLE_DEVICES) every rank uses its device 0.
+//
+// Device buffers are each rank's own (not symmetric, not one-sided): the
+// host reaches them with the copies below, tasks and kernels through the
+// pointer. Their collectives take the same types, reductions and groups as
+// the host ones and are checked the same way (every member the same call);
+// they go through NCCL or are staged through host memory and MPI:
+//   TASKGRID_NCCL=auto  NCCL where the backend is cuda, libnccl.so.2 loads
+//                       (TASKGRID_NCCL_LIBRARY names another) and every member
+//                       of the group has a GPU of its own; staged otherwise;
+//                 yes   NCCL, or an error naming why it cannot be used;
+//                 no    always staged.
+// The path is chosen once per group, at its first device collective
+// (collective), and kept; a group's NCCL communicator lives until
+// free_group() or finalize().
+
+// This rank's device memory of `bytes` (0 allowed; never nullptr). Not
+// collective. Throws taskgrid::Error when there is no device backend
+// (TASKGRID_DEVICE=none, or auto without a GPU) or the device is full.
+void* device_alloc(size_t bytes);
+// Frees what device_alloc returned (nullptr: nothing).
+void device_free(void* pointer);
+// Blocking copies between host memory and this rank's device memory;
+// [device pointer, + bytes) must lie in one device_alloc buffer.
+void copy_to_device(void* device_dst, const void* host_src, size_t bytes);
+void copy_from_device(void* host_dst, const void* device_src, size_t bytes);
+// "cuda" or "emulated" (opens the backend; throws as device_alloc does).
+const char* device_backend();
+// The device this rank uses, of those its backend sees.
+int device_index();
+
+// Collectives on device memory from device_alloc, blocking (the result is on
+// the device on return). Arguments as broadcast() and allreduce() above.
+void device_broadcast(void* data, size_t count, DataType type, int root,
+                      const Group& group = world());
+void device_allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op,
+                      const Group& group = world());
+
+template <typename T>
+void device_broadcast(T* data, size_t count, int root, const Group& group = world()) {
+  device_broadcast(static_cast<void*>(data), count, data_type_of<T>(), root, group);
+}
+template <typename T>
+void device_allreduce(const T* send, T* recv, size_t count, ReduceOp op,
+                      const Group& group = world()) {
+  device_allreduce(static_cast<const void*>(send), static_cast<void*>(recv), count,
+                   data_type_of<T>(), op, group);
+}
+
+// The path of `group`'s device collectives: undecided before its first one.
+enum class DevicePath : uint8_t { undecided, staged, nccl };
+DevicePath device_collective_path(const Group& group = world());
+const char* device_path_name(DevicePath path);  // "undecided", "staged", "nccl"
+// Why that path: "TASKGRID_NCCL=no", "the device backend is emulated, not
+// cuda", "ranks 0 and 1 share GPU ...", "libnccl.so.2 not found: ...", or
+// "NCCL 2.28.9" for the NCCL path; "" while undecided.
+std::string device_collective_reason(const Group& group = world());
+
 }  // namespace taskgrid::pgas

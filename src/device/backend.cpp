@@ -1,5 +1,7 @@
 #include "device/backend.h"
 
+#include <unistd.h>
+
 #include <new>
 
 #include "device/cuda_backend.h"
@@ -13,6 +15,12 @@ void* Backend::allocate_staging(size_t bytes) {
 }
 
 void Backend::release_staging(void* pointer) { ::operator delete (pointer, std::align_val_t{64}); }
+
+std::string Backend::device_identity(int device) const {
+  // A backend whose devices belong to the process: its pid tells them apart.
+  return std::string(name()) + " device " + std::to_string(device) + " of process " +
+         std::to_string(static_cast<long>(getpid()));
+}
 
 std::optional<BackendKind> find_backend_kind(std::string_view name) {
   for (BackendKind kind :

@@ -81,6 +81,14 @@ class Backend {
   // on the emulated device its host view, standing in for such a library.
   virtual const void* message_address(const void* pointer) const { return pointer; }
 
+  // Makes `device` the calling thread's current device, for a library that
+  // works on the current one (NCCL); nothing where there is no such notion.
+  virtual void make_current(int device) { (void)device; }
+  // What tells this device apart from the other devices of this node (the
+  // PCI bus id on CUDA): two ranks with the same identity share one device.
+  // Unique per process on the emulated device.
+  virtual std::string device_identity(int device) const;
+
   // Done once every operation enqueued on `stream` before it is done.
   virtual Event* record_event(Stream* stream) = 0;
   // Never blocks. Reports a failure of the stream's work (a copy, a kernel)

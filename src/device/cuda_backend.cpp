@@ -45,6 +45,7 @@ struct CudaRuntime {
   CudaError (*event_query)(void*) = nullptr;
   CudaError (*event_destroy)(void*) = nullptr;
   const char* (*get_error_string)(CudaError) = nullptr;
+  CudaError (*device_get_pci_bus_id)(char*, int, int) = nullptr;  // optional
 
   std::string error(CudaError code) const {
     const char* text = get_error_string ? get_error_string(code) : nullptr;
@@ -89,6 +90,8 @@ bool load_runtime(CudaRuntime& cuda, std::string& why) {
   resolve(cuda.event_query, "cudaEventQuery");
   resolve(cuda.event_destroy, "cudaEventDestroy");
   resolve(cuda.get_error_string, "cudaGetErrorString");
+  cuda.device_get_pci_bus_id = reinterpret_cast<decltype(cuda.device_get_pci_bus_id)>(
+      dlsym(cuda.library, "cudaDeviceGetPCIBusId"));
   if (!complete) {
     dlclose(cuda.library);
     cuda.library = nullptr;
@@ -186,6 +189,18 @@ class CudaBackend final : public Backend {
     check(s->device, recorded, "cudaEventRecord");
     return event.release();
   }
+  void make_current(int device) override { use(device); }
+  std::string device_identity(int device) const override {
+    check_device(device);
+    char bus_id[64] = {};
+    if (cuda_.device_get_pci_bus_id &&
+        cuda_.device_get_pci_bus_id(bus_id, sizeof bus_id, device) == kSuccess)
+      return std::string("cuda PCI ") + bus_id;
+    // Without the bus id no two ranks can tell their GPUs apart: saying
+    // "shared" keeps NCCL off (it refuses two ranks on one GPU).
+    return "cuda (no PCI bus id)";
+  }
+
   bool event_done(Event* event) override {
     auto* e = static_cast<CudaEvent*>(event);
     const CudaError code = cuda_.event_query(e->handle);

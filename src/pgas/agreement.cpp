@@ -101,6 +101,12 @@ const char* call_name(CallKind kind) {
       return "pgas::merge";
     case CallKind::free_group:
       return "pgas::free_group";
+    case CallKind::device_broadcast:
+      return "pgas::device_broadcast";
+    case CallKind::device_allreduce:
+      return "pgas::device_allreduce";
+    case CallKind::device_path:
+      return "pgas::device collective path choice";
   }
   return "pgas::(unknown call)";
 }

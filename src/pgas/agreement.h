@@ -34,6 +34,9 @@ enum class CallKind : uint32_t {
   split,
   merge,
   free_group,
+  device_broadcast,
+  device_allreduce,
+  device_path,  // choosing a group's device collective path (once per group)
 };
 const char* call_name(CallKind kind);
 

@@ -20,6 +20,7 @@ static_assert(sizeof(tg_pgas_operation) >= sizeof(pgas::Operation));
 static_assert(std::is_trivially_copyable_v<pgas::Operation>);
 static_assert(TG_PGAS_DOUBLE == static_cast<int>(pgas::DataType::float64));
 static_assert(TG_PGAS_MAX == static_cast<int>(pgas::ReduceOp::max));
+static_assert(TG_PGAS_PATH_NCCL == static_cast<int>(pgas::DevicePath::nccl));
 
 pgas::Memory to_memory(tg_pgas_memory memory) { return {memory.slot, memory.generation}; }
 tg_pgas_memory to_c(pgas::Memory memory) { return {memory.slot, memory.generation}; }
@@ -266,6 +267,48 @@ int tg_pgas_allreduce(const void* send, void* recv, size_t count, tg_pgas_type t
     }
     pgas::allreduce(send, recv, count, to_type(type, "tg_pgas_allreduce"),
                     to_op(op, "tg_pgas_allreduce"), to_group(group));
+  });
+}
+
+int tg_pgas_device_alloc(size_t bytes, void** out) {
+  return guarded([&] {
+    require(out, "tg_pgas_device_alloc", "out");
+    *out = pgas::device_alloc(bytes);
+  });
+}
+int tg_pgas_device_free(void* pointer) {
+  return guarded([&] { pgas::device_free(pointer); });
+}
+int tg_pgas_copy_to_device(void* device_dst, const void* host_src, size_t bytes) {
+  return guarded([&] { pgas::copy_to_device(device_dst, host_src, bytes); });
+}
+int tg_pgas_copy_from_device(void* host_dst, const void* device_src, size_t bytes) {
+  return guarded([&] { pgas::copy_from_device(host_dst, device_src, bytes); });
+}
+int tg_pgas_device_backend(const char** out) {
+  return guarded([&] {
+    require(out, "tg_pgas_device_backend", "out");
+    *out = pgas::device_backend();
+  });
+}
+int tg_pgas_device_broadcast(void* data, size_t count, tg_pgas_type type, int root,
+                             tg_pgas_group group) {
+  return guarded([&] {
+    pgas::device_broadcast(data, count, to_type(type, "tg_pgas_device_broadcast"), root,
+                           to_group(group));
+  });
+}
+int tg_pgas_device_allreduce(const void* send, void* recv, size_t count, tg_pgas_type type,
+                             tg_pgas_op op, tg_pgas_group group) {
+  return guarded([&] {
+    pgas::device_allreduce(send, recv, count, to_type(type, "tg_pgas_device_allreduce"),
+                           to_op(op, "tg_pgas_device_allreduce"), to_group(group));
+  });
+}
+int tg_pgas_device_collective_path(tg_pgas_group group, tg_pgas_device_path* out) {
+  return guarded([&] {
+    require(out, "tg_pgas_device_collective_path", "out");
+    *out = static_cast<tg_pgas_device_path>(pgas::device_collective_path(to_group(group)));
   });
 }
 

@@ -4,6 +4,8 @@
 #include <climits>
 #include <string>
 
+#include "pgas/collectives.h"
+#include "pgas/device.h"
 #include "pgas/state.h"
 
 namespace taskgrid::pgas {
@@ -13,23 +15,6 @@ namespace {
 constexpr int kCreateGroupTag = 31315;
 // Collectives move at most this many elements per MPI call (counts are int).
 constexpr size_t kMaxElements = size_t{1} << 28;
-
-GroupState& group_state(State& s, const Group& group, const char* call) {
-  if (!group) throw Error(std::string(call) + ": an empty group (Group{})");
-  if (group.id() > s.groups.size())
-    throw Error(std::string(call) + ": unknown group #" + std::to_string(group.id()));
-  GroupState& g = *s.groups[group.id() - 1];
-  if (!g.live) throw Error(std::string(call) + ": " + g.label + " was freed");
-  return g;
-}
-
-GroupState& member_state(State& s, const Group& group, const char* call) {
-  GroupState& g = group_state(s, group, call);
-  if (g.my_rank < 0)
-    throw Error(std::string(call) + ": rank " + std::to_string(s.rank) + " is not a member of " +
-                g.label);
-  return g;
-}
 
 std::string label_of(const std::vector<int>& world_ranks) {
   std::string text = "group {";
@@ -95,20 +80,6 @@ MPI_Datatype mpi_type(DataType type) {
   throw Error("pgas: unknown data type " + std::to_string(static_cast<int>(type)));
 }
 
-size_t type_size(DataType type) {
-  switch (type) {
-    case DataType::int32:
-    case DataType::uint32:
-    case DataType::float32:
-      return 4;
-    case DataType::int64:
-    case DataType::uint64:
-    case DataType::float64:
-      return 8;
-  }
-  return 0;
-}
-
 MPI_Op mpi_op(ReduceOp op) {
   switch (op) {
     case ReduceOp::sum:
@@ -123,13 +94,45 @@ MPI_Op mpi_op(ReduceOp op) {
   throw Error("pgas: unknown reduction " + std::to_string(static_cast<int>(op)));
 }
 
+}  // namespace
+
+GroupState& group_state(State& s, const Group& group, const char* call) {
+  if (!group) throw Error(std::string(call) + ": an empty group (Group{})");
+  if (group.id() > s.groups.size())
+    throw Error(std::string(call) + ": unknown group #" + std::to_string(group.id()));
+  GroupState& g = *s.groups[group.id() - 1];
+  if (!g.live) throw Error(std::string(call) + ": " + g.label + " was freed");
+  return g;
+}
+
+GroupState& member_state(State& s, const Group& group, const char* call) {
+  GroupState& g = group_state(s, group, call);
+  if (g.my_rank < 0)
+    throw Error(std::string(call) + ": rank " + std::to_string(s.rank) + " is not a member of " +
+                g.label);
+  return g;
+}
+
+size_t type_size(DataType type) {
+  switch (type) {
+    case DataType::int32:
+    case DataType::uint32:
+    case DataType::float32:
+      return 4;
+    case DataType::int64:
+    case DataType::uint64:
+    case DataType::float64:
+      return 8;
+  }
+  return 0;
+}
+
 void check_root(const GroupState& g, int root, const char* call) {
   if (root < 0 || root >= static_cast<int>(g.world_ranks.size()))
     throw Error(std::string(call) + ": root " + std::to_string(root) + " is not a rank of " +
                 g.label + " (0.." + std::to_string(g.world_ranks.size() - 1) + ")");
 }
 
-// Agrees on a data collective's arguments on `g`.
 void agree_collective(GroupState& g, CallKind kind, size_t count, DataType type, uint64_t op,
                       int root, const char* call) {
   CallRecord record;
@@ -141,7 +144,38 @@ void agree_collective(GroupState& g, CallKind kind, size_t count, DataType type,
   g.agreement->agree(record, call);
 }
 
-}  // namespace
+void check_type_and_op(DataType type, ReduceOp op) {
+  mpi_type(type);  // each throws for a value that names nothing
+  mpi_op(op);
+}
+
+void mpi_broadcast(GroupState& g, void* data, size_t count, DataType type, int root,
+                   const char* call) {
+  const MPI_Datatype datatype = mpi_type(type);
+  char* cursor = static_cast<char*>(data);
+  for (size_t done = 0; done < count;) {
+    const size_t piece = std::min(count - done, kMaxElements);
+    check_mpi(MPI_Bcast(cursor, static_cast<int>(piece), datatype, root, g.comm), call);
+    cursor += piece * type_size(type);
+    done += piece;
+  }
+}
+
+void mpi_allreduce(GroupState& g, const void* send, void* recv, size_t count, DataType type,
+                   ReduceOp op, const char* call) {
+  const MPI_Datatype datatype = mpi_type(type);
+  const MPI_Op mpi_operation = mpi_op(op);
+  const size_t element = type_size(type);
+  for (size_t done = 0; done < count;) {
+    const size_t piece = std::min(count - done, kMaxElements);
+    const char* from = static_cast<const char*>(send) + done * element;
+    char* to = static_cast<char*>(recv) + done * element;
+    check_mpi(MPI_Allreduce(send == recv ? MPI_IN_PLACE : from, to, static_cast<int>(piece),
+                            datatype, mpi_operation, g.comm),
+              call);
+    done += piece;
+  }
+}
 
 int Group::size() const {
   State& s = state("pgas::Group::size");
@@ -238,6 +272,7 @@ void free_group(Group& group) {
   CallRecord record;
   record.kind = CallKind::free_group;
   g.agreement->agree(record, "pgas::free_group");
+  release_group_device(s, group.id());
   MPI_Comm_free(&g.comm);
   g.live = false;
   g.agreement.reset();
@@ -260,16 +295,9 @@ void broadcast(void* data, size_t count, DataType type, int root, const Group& g
   State& s = state("pgas::broadcast");
   GroupState& g = member_state(s, group, "pgas::broadcast");
   check_root(g, root, "pgas::broadcast");
-  const MPI_Datatype datatype = mpi_type(type);
+  mpi_type(type);  // throws for an unknown type
   agree_collective(g, CallKind::broadcast, count, type, 0, root, "pgas::broadcast");
-  char* cursor = static_cast<char*>(data);
-  for (size_t done = 0; done < count;) {
-    const size_t piece = std::min(count - done, kMaxElements);
-    check_mpi(MPI_Bcast(cursor, static_cast<int>(piece), datatype, root, g.comm),
-              "pgas::broadcast");
-    cursor += piece * type_size(type);
-    done += piece;
-  }
+  mpi_broadcast(g, data, count, type, root, "pgas::broadcast");
 }
 
 void reduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root,
@@ -298,20 +326,10 @@ void allreduce(const void* send, void* recv, size_t count, DataType type, Reduce
                const Group& group) {
   State& s = state("pgas::allreduce");
   GroupState& g = member_state(s, group, "pgas::allreduce");
-  const MPI_Datatype datatype = mpi_type(type);
-  const MPI_Op mpi_operation = mpi_op(op);
+  check_type_and_op(type, op);
   agree_collective(g, CallKind::allreduce, count, type, static_cast<uint64_t>(op), 0,
                    "pgas::allreduce");
-  const size_t element = type_size(type);
-  for (size_t done = 0; done < count;) {
-    const size_t piece = std::min(count - done, kMaxElements);
-    const char* from = static_cast<const char*>(send) + done * element;
-    char* to = static_cast<char*>(recv) + done * element;
-    check_mpi(MPI_Allreduce(send == recv ? MPI_IN_PLACE : from, to, static_cast<int>(piece),
-                            datatype, mpi_operation, g.comm),
-              "pgas::allreduce");
-    done += piece;
-  }
+  mpi_allreduce(g, send, recv, count, type, op, "pgas::allreduce");
 }
 
 }  // namespace taskgrid::pgas

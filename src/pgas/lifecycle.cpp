@@ -10,6 +10,7 @@
 
 #include "comm/mpi/backend.h"
 #include "exec/task_epilogue.h"
+#include "pgas/device.h"
 #include "pgas/state.h"
 
 namespace taskgrid::pgas {
@@ -56,6 +57,16 @@ double parse_seconds(const char* name, const std::string& text) {
     throw Error(std::string("pgas::init: ") + name + "='" + text +
                 "': expected a positive number of seconds");
   return seconds;
+}
+
+NcclChoice nccl_choice() {
+  const char* text = std::getenv("TASKGRID_NCCL");
+  if (!text) return NcclChoice::automatic;
+  const std::string value = text;
+  if (value == "auto") return NcclChoice::automatic;
+  if (value == "yes") return NcclChoice::yes;
+  if (value == "no") return NcclChoice::no;
+  throw Error("pgas::init: TASKGRID_NCCL='" + value + "': expected auto, yes or no");
 }
 
 bool direct_access_enabled() {
@@ -146,6 +157,7 @@ void init(int* argc, char*** argv, size_t segment_bytes) {
   if (const char* text = std::getenv("TASKGRID_PGAS_TIMEOUT"))
     s->timeout_seconds = parse_seconds("TASKGRID_PGAS_TIMEOUT", text);
   const bool direct = direct_access_enabled();
+  s->nccl_choice = nccl_choice();
   if (s->segment_bytes < kHeaderBytes)
     throw Error("pgas::init: a segment of " + std::to_string(s->segment_bytes) +
                 " bytes is smaller than its 64-byte header");
@@ -169,6 +181,10 @@ void init(int* argc, char*** argv, size_t segment_bytes) {
   MPI_Comm_dup(MPI_COMM_WORLD, &s->world_comm);
   MPI_Comm_dup(MPI_COMM_WORLD, &s->adhoc_comm);
   MPI_Comm_set_errhandler(s->world_comm, MPI_ERRORS_RETURN);
+  MPI_Comm node;
+  MPI_Comm_split_type(s->world_comm, MPI_COMM_TYPE_SHARED, s->rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &s->node_rank);
+  MPI_Comm_free(&node);
   auto world = std::make_unique<GroupState>();
   world->comm = s->world_comm;
   world->world_ranks.resize(static_cast<size_t>(s->ranks));
@@ -205,6 +221,7 @@ void finalize() {
   record.kind = CallKind::finalize;
   world_group(s).agreement->agree(record, "pgas::finalize");
   exec::set_task_epilogue(nullptr);
+  finalize_device(s);
   check_mpi(MPI_Win_flush_all(s.window), "pgas::finalize");
   MPI_Win_unlock_all(s.window);
   MPI_Win_free(&s.window);

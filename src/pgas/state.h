@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "pgas/agreement.h"
 #include "data/offset_arena.h"
+#include "pgas/agreement.h"
 #include "taskgrid/pgas.hpp"
 
 namespace taskgrid::pgas {
@@ -50,6 +50,11 @@ struct Allocation {
   std::unique_ptr<RemotePart[]> parts;  // asymmetric: one per rank
 };
 
+// TASKGRID_NCCL: the path of collectives on device memory (device.cpp).
+enum class NcclChoice : uint8_t { automatic, yes, no };
+
+struct DeviceState;  // device.cpp: device memory and device collectives
+
 struct GroupState {
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<int> world_ranks;  // by group rank
@@ -75,6 +80,9 @@ struct State {
   bool initialized_mpi = false;
   int rank = 0;
   int ranks = 1;
+  int node_rank = 0;  // among the ranks of this node: which of its devices this rank uses
+  NcclChoice nccl_choice = NcclChoice::automatic;  // TASKGRID_NCCL
+  std::shared_ptr<DeviceState> device;             // opened by the first device call
 
   data::OffsetArena symmetric;
   data::OffsetArena local;

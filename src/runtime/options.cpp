@@ -299,6 +299,12 @@ const Setting kSettings[] = {
      "pgas::init"},
     {"TASKGRID_PGAS_TIMEOUT", "120", "pgas: seconds a collective call waits for every rank",
      nullptr, "pgas::init"},
+    {"TASKGRID_NCCL", "auto",
+     "pgas device collectives: auto (NCCL where the backend is cuda, libnccl loads and each rank "
+     "has its own GPU), yes (NCCL or an error) or no (staged through host memory and MPI)",
+     nullptr, "pgas::init"},
+    {"TASKGRID_NCCL_LIBRARY", "libnccl.so.2", "the NCCL library loaded at run time (path or name)",
+     nullptr, "the device layer (NCCL)", true},
     {"TASKGRID_OFFLOAD", "on", "OpenMP offload plugin: off shows no remote devices", nullptr,
      "the OpenMP offload plugin"},
     {"TASKGRID_OFFLOAD_MEMORY", "(the node's memory)",

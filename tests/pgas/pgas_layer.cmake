@@ -139,3 +139,90 @@ foreach(ranks IN ITEMS 1 4)
     PASS_REGULAR_EXPRESSION "pgas_ring: ${ranks} ranks, total ${total}\n"
     LABELS "pgas;mpi" PROCESSORS 2 TIMEOUT 60)
 endforeach()
+
+# Collectives on device memory (pgas::device_broadcast, device_allreduce):
+# taskgrid-pgas-device-check verifies every element on every rank, and exits
+# 0 only when all agree and the path is the one expected. Here on emulated
+# devices, so through the staged path (NCCL needs the cuda backend); the GPU
+# kit runs it on CUDA (scripts/device-kit.sh).
+add_executable(taskgrid-pgas-device-check ${CMAKE_CURRENT_LIST_DIR}/pgas_device_check.cpp)
+target_link_libraries(taskgrid-pgas-device-check PRIVATE taskgrid)
+
+# taskgrid_pgas_device_test(<name> <ranks> ENV ... ARGS ... REGEX ...): every
+# REGEX must match and the status must be STATUS (0 unless given).
+function(taskgrid_pgas_device_test name ranks)
+  cmake_parse_arguments(ARG "" "STATUS" "ENV;ARGS;REGEX" ${ARGN})
+  if(NOT DEFINED ARG_STATUS)
+    set(ARG_STATUS 0)
+  endif()
+  set(status_args --status ${ARG_STATUS})
+  if(ARG_STATUS STREQUAL "nonzero")
+    set(status_args)
+  endif()
+  set(regex_args)
+  foreach(regex IN LISTS ARG_REGEX)
+    list(APPEND regex_args --regex "${regex}")
+  endforeach()
+  set(test pgas.device.${name}.np${ranks})
+  add_test(NAME ${test}
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/runtime/expect_failure.py
+                   --timeout 120 ${status_args} ${regex_args} --
+                   ${_pgas_launch} ${ranks} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:taskgrid-pgas-device-check> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
+  set_tests_properties(${test} PROPERTIES
+    ENVIRONMENT "TASKGRID_PGAS_TIMEOUT=60;${ARG_ENV}" LABELS "pgas;mpi;device" PROCESSORS 2
+    TIMEOUT 180)
+endfunction()
+
+foreach(ranks IN ITEMS 1 2 4)
+  math(EXPR last "${ranks} - 1")
+  # auto: the emulated backend is not cuda, so staged.
+  taskgrid_pgas_device_test(emulated ${ranks}
+    ENV "TASKGRID_DEVICE=emulated" ARGS --expect-path staged
+    REGEX "pgas device collectives: rank ${last} path staged backend emulated: broadcast ok, allreduce ok \\([0-9]+ checks\\)"
+          "pgas device collectives: ok on ${ranks} ranks, path staged \\(rank 0: the device backend is emulated, not cuda\\)")
+endforeach()
+# Two emulated devices per rank: ranks on one node take different ones.
+taskgrid_pgas_device_test(emulated_two_devices 2
+  ENV "TASKGRID_DEVICE=emulated;TASKGRID_EMULATED_DEVICES=2" ARGS --expect-path staged --mib 1
+  REGEX "rank 0 path staged backend emulated: broadcast ok, allreduce ok .*; device 0;"
+        "rank 1 path staged backend emulated: broadcast ok, allreduce ok .*; device 1;"
+        "ok on 2 ranks, path staged")
+# TASKGRID_NCCL=no: staged, and says so.
+taskgrid_pgas_device_test(nccl_no 2
+  ENV "TASKGRID_DEVICE=emulated;TASKGRID_NCCL=no" ARGS --expect-path staged --mib 1
+  REGEX "pgas device collectives: ok on 2 ranks, path staged \\(TASKGRID_NCCL=no\\)")
+# --expect-path is checked: nccl where the path is staged fails the run (status 1).
+taskgrid_pgas_device_test(expect_path 2 STATUS 1
+  ENV "TASKGRID_DEVICE=emulated" ARGS --expect-path nccl --mib 1
+  REGEX "pgas device collectives: rank 1: path staged, expected nccl"
+        "pgas device collectives: FAILED on 2 ranks")
+# TASKGRID_NCCL=yes where NCCL cannot be used: an error naming why, on every rank.
+foreach(ranks IN ITEMS 1 2)
+  taskgrid_pgas_device_test(nccl_yes ${ranks} STATUS nonzero
+    ENV "TASKGRID_DEVICE=emulated;TASKGRID_NCCL=yes"
+    REGEX "error: taskgrid: rank [0-9]+: pgas::device_broadcast: TASKGRID_NCCL=yes, but NCCL cannot be used on world: rank 0: the device backend is emulated, not cuda")
+endforeach()
+taskgrid_pgas_device_test(bad_nccl_setting 2 STATUS nonzero
+  ENV "TASKGRID_DEVICE=emulated;TASKGRID_NCCL=maybe"
+  REGEX "error: taskgrid: rank [01]: pgas::init: TASKGRID_NCCL='maybe': expected auto, yes or no")
+taskgrid_pgas_device_test(no_device 2 STATUS nonzero ENV "TASKGRID_DEVICE=none"
+  REGEX "error: taskgrid: rank [01]: pgas::device_alloc: rank [01] has no device backend \\(TASKGRID_DEVICE=none")
+taskgrid_pgas_device_test(misuse_range 2 STATUS nonzero
+  ENV "TASKGRID_DEVICE=emulated" ARGS --scenario misuse-range
+  REGEX "error: taskgrid: rank [01]: pgas::device_broadcast: the data: bytes \\[32, 88\\) are outside its device buffer \\(80 bytes\\)")
+taskgrid_pgas_device_test(misuse_count 2 STATUS nonzero
+  ENV "TASKGRID_DEVICE=emulated;TASKGRID_PGAS_TIMEOUT=20" ARGS --scenario misuse-count
+  REGEX "error: taskgrid: rank 0: the members of world disagree on a collective call: rank 0 called pgas::device_allreduce \\(call #[0-9]+, arguments 16 .*\\) but rank 1 called pgas::device_allreduce \\(call #[0-9]+, arguments 8 ")
+# Ranks started with different TASKGRID_NCCL (an MPMD launch): named, on every rank.
+add_test(NAME pgas.device.nccl_differs.np2
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/runtime/expect_failure.py
+                 --timeout 60
+                 --regex "error: taskgrid: rank [01]: pgas::device_broadcast: the ranks of world have different TASKGRID_NCCL: rank 0 has no, rank 1 has auto"
+                 --
+                 ${_pgas_launch} 1 ${MPIEXEC_PREFLAGS} env TASKGRID_NCCL=no
+                 $<TARGET_FILE:taskgrid-pgas-device-check> ${MPIEXEC_POSTFLAGS} :
+                 ${MPIEXEC_NUMPROC_FLAG} 1 $<TARGET_FILE:taskgrid-pgas-device-check>)
+set_tests_properties(pgas.device.nccl_differs.np2 PROPERTIES
+  ENVIRONMENT "TASKGRID_DEVICE=emulated;TASKGRID_PGAS_TIMEOUT=20" LABELS "pgas;mpi;device"
+  PROCESSORS 2 TIMEOUT 90)
