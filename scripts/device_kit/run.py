@@ -235,11 +235,11 @@ class Runner:
             env["TASKGRID_NCCL_LIBRARY"] = self.nccl
         for ranks, expected in ((1, expected_one), (2, "staged")):
             # Two ranks share the node's one GPU, which NCCL refuses: the staged path.
-            status, output, timed_out = self.mpi(ranks, program, [], budget / 2, env,
-                                                 name=f"pgas-device-np{ranks}")
+            status, output, timed_out = self.mpi(ranks, program, ["--expect-path", expected],
+                                                 budget / 2, env, name=f"pgas-device-np{ranks}")
             ok = status == 0 and not timed_out and f"path {expected}" in output
             check(out, f"PGAS device broadcast and all-reduce, {ranks} rank(s), {expected} path",
-                  ok, first_line_with(output, "pgas device collectives") or tail(output))
+                  ok, first_line_with(output, "pgas device collectives: ok on") or tail(output))
             out.figures[f"np{ranks}"] = [line for line in output.splitlines()
                                          if "pgas device" in line][:4]
         if self.nccl is None and not self.emulated:
@@ -450,12 +450,14 @@ def probe_gpu(lib: Path) -> dict:
     info: dict = {"ok": False}
     smi = shutil.which("nvidia-smi")
     if smi:
-        result = subprocess.run([smi, "--query-gpu=name,driver_version,memory.total",
-                                 "--format=csv,noheader"], capture_output=True, text=True)
+        result = subprocess.run([smi, "--query-gpu=name,driver_version,memory.total,clocks.max.sm",
+                                 "--format=csv,noheader,nounits"], capture_output=True, text=True)
         if result.returncode == 0 and result.stdout.strip():
-            name, driver, memory = [s.strip() for s in result.stdout.splitlines()[0].split(",")]
-            info.update(name=name, driver=driver, memory=memory, count=len(
-                result.stdout.strip().splitlines()))
+            fields = [s.strip() for s in result.stdout.splitlines()[0].split(",")]
+            info.update(name=fields[0], driver=fields[1], memory_mib=fields[2],
+                        count=len(result.stdout.strip().splitlines()))
+            if len(fields) > 3 and fields[3].isdigit():
+                info["smi_max_clock_mhz"] = int(fields[3])
     try:
         cudart = ctypes.CDLL(str(next(lib.glob("libcudart.so.*"))))
     except (StopIteration, OSError) as error:
@@ -473,12 +475,14 @@ def probe_gpu(lib: Path) -> dict:
         return value.value
 
     sms, clock_khz = attribute(16), attribute(13)
+    if clock_khz <= 0 and info.get("smi_max_clock_mhz"):  # the attribute may be retired
+        clock_khz = info["smi_max_clock_mhz"] * 1000
     major, minor, threads = attribute(75), attribute(76), attribute(39)
     info.update(ok=True, devices=count.value, sms=sms, clock_mhz=clock_khz / 1000,
                 compute_capability=f"{major}.{minor}", lanes=sms * threads)
     # FP64 FMA units per SM without tensor cores: 64 on the data-centre parts (sm_60, sm_70,
     # sm_80, sm_90); others are not FP64 parts and get no peak.
-    if (major, minor) in ((6, 0), (7, 0), (8, 0), (9, 0)):
+    if (major, minor) in ((6, 0), (7, 0), (8, 0), (9, 0)) and clock_khz > 0:
         info["fp64_peak"] = sms * clock_khz * 1e3 * 64 * 2
     return info
 
