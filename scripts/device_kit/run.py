@@ -466,7 +466,9 @@ def probe_gpu(lib: Path) -> dict:
     count = ctypes.c_int(0)
     status = cudart.cudaGetDeviceCount(ctypes.byref(count))
     if status != 0 or count.value == 0:
-        info["error"] = f"cudaGetDeviceCount: error {status}, {count.value} devices"
+        cudart.cudaGetErrorString.restype = ctypes.c_char_p
+        said = (cudart.cudaGetErrorString(status) or b"").decode(errors="replace")
+        info["error"] = f"cudaGetDeviceCount: error {status} ({said}), {count.value} devices"
         return info
 
     def attribute(code: int) -> int:

@@ -135,3 +135,79 @@ def test_unknown_steps_are_refused(capsys):
     with pytest.raises(SystemExit):
         run.main(["--steps", "conformance,warp"])
     assert "unknown steps ['warp']" in capsys.readouterr().err
+
+
+# ---- the GPU-only branches, with the programs' outputs faked ----------------
+
+def gpu_runner(monkeypatch, outputs):
+    """A runner in GPU mode whose programs answer from `outputs` (program -> text)."""
+    runner = make_runner(emulated=False)
+    runner.gpu = {"ok": True, "lanes": 270336, "fp64_peak": 3.345e13, "sms": 132}
+    commands = []
+
+    def fake_mpi(ranks, program, arguments, timeout, extra_env=None, name=""):
+        commands.append((ranks, program, list(arguments), dict(extra_env or {})))
+        return 0, outputs[program], False
+
+    monkeypatch.setattr(runner, "mpi", fake_mpi)
+    monkeypatch.setattr(runner, "have", lambda program: True)
+    return runner, commands
+
+
+def test_gpu_peak_compares_both_systems_with_the_fp64_peak(monkeypatch):
+    runner, commands = gpu_runner(monkeypatch, {
+        "taskbench-mpi_omp": "FLOP/s 3.30e+13\n", "taskbench-taskgrid_spmd": "FLOP/s 3.20e+13\n"})
+    out = run.Outcome()
+    runner.step_gpu_peak(out, 20)
+    assert out.figures["mpi_omp_flops"] == 3.3e13
+    assert out.figures["taskgrid_spmd_fraction_of_peak"] == pytest.approx(3.2e13 / 3.345e13)
+    ranks, program, arguments, env = commands[-1]
+    assert "-gpu-lanes" in arguments and arguments[arguments.index("-gpu-lanes") + 1] == "270336"
+    assert env == {"TASKGRID_DEVICE": "cuda"}
+    assert {c[1] for c in commands} == {"taskbench-mpi_omp", "taskbench-taskgrid_spmd"}
+
+
+def test_gpu_metg_uses_the_measured_peak_and_reports_ratios(monkeypatch):
+    runner, _ = gpu_runner(monkeypatch, {})
+    peak = run.Outcome()
+    peak.figures["fp64_peak"] = 3.345e13
+    runner.outcomes["gpu_peak"] = peak
+    seen = {}
+
+    def fake_metg(name, systems, cores, graph, extra, timeout, env=None):
+        seen.update(name=name, systems=systems, cores=cores, extra=extra, env=env)
+        return {"headline": {"peak": "fixed"}, "metg": {
+            "mpi_omp": {"headline": {"metg_us": 90.0, "reason": ""}},
+            "taskgrid": {"headline": {"metg_us": 180.0, "reason": ""}},
+            "taskgrid_spmd": {"headline": {"metg_us": None, "reason": "no point"}}}}
+
+    monkeypatch.setattr(runner, "metg", fake_metg)
+    out = run.Outcome()
+    runner.step_gpu_metg(out, 80)
+    assert seen["systems"] == "mpi_omp,taskgrid,taskgrid_spmd" and seen["cores"] == 1
+    assert seen["extra"][seen["extra"].index("--peak") + 1] == "3.345e+13"
+    assert seen["env"] == {"TASKGRID_DEVICE": "cuda"}
+    assert out.figures["ratio_to_mpi_omp"] == {"mpi_omp": 1.0, "taskgrid": 2.0}
+    assert out.figures["why_na"] == {"taskgrid_spmd": "no point"}
+
+
+def test_nccl_step_expects_nccl_at_one_rank_where_the_library_is_found(monkeypatch):
+    text = "pgas device collectives: ok on 1 ranks, path nccl ()\n"
+    runner, commands = gpu_runner(monkeypatch, {"taskgrid-pgas-device-check": text})
+    runner.nccl = "/opt/nccl/libnccl.so.2"
+    out = run.Outcome()
+    with pytest.raises(run.Failed):  # the faked 2-rank run says nccl, not staged
+        runner.step_nccl(out, 20)
+    assert commands[0][2] == ["--expect-path", "nccl"]
+    assert commands[0][3]["TASKGRID_NCCL_LIBRARY"] == "/opt/nccl/libnccl.so.2"
+    assert commands[1][0] == 2 and commands[1][2] == ["--expect-path", "staged"]
+    assert [c["ok"] for c in out.checks] == [True, False]
+
+
+def test_gpu_steps_are_skipped_without_a_gpu():
+    runner = make_runner(emulated=False)
+    runner.gpu = {"ok": False, "error": "cudaGetDeviceCount: error 100, 0 devices"}
+    runner.execute(["conformance", "gpu_peak", "transfers"])
+    for name in ("conformance", "gpu_peak", "transfers"):
+        assert runner.outcomes[name].status == "skipped"
+        assert "no usable GPU: cudaGetDeviceCount: error 100" in runner.outcomes[name].reason
