@@ -332,24 +332,30 @@ class Runner:
         table: dict[str, dict[int, float | None]] = {}
         done: list[int] = []
         for index, size in enumerate(sizes):
-            share = min(self.left(), budget / len(sizes) if index < len(sizes) - 1 else budget)
+            # An equal share of what is left; the last size gets all of it.
+            share = min(self.left(), budget / (len(sizes) - index))
             if share < 15:
                 out.reason = f"out of time before {size} {unit}"
                 break
-            document = self.metg(
-                f"{label}-np{size}", systems, size,
-                ["-type", "stencil_1d", "-steps", str(steps), "-width", str(size), "-kernel",
-                 "compute_bound"],
-                [*extra, "--min-exp", str(low), "--max-exp", str(high), "--reps", str(reps)],
-                share)
+            started = time.monotonic()
+            out.figures[unit] = done
+            out.figures["metg_us"] = table
+            try:
+                document = self.metg(
+                    f"{label}-np{size}", systems, size,
+                    ["-type", "stencil_1d", "-steps", str(steps), "-width", str(size), "-kernel",
+                     "compute_bound"],
+                    [*extra, "--min-exp", str(low), "--max-exp", str(high), "--reps", str(reps)],
+                    share)
+            except Failed as why:  # keep the sizes that ran; larger ones would not fit either
+                out.reason = f"{size} {unit}: {why}"
+                break
             for system, value in metg_values(document).items():
                 table.setdefault(system, {})[size] = value
             for system, why in metg_reasons(document).items():
                 out.figures.setdefault("why_na", {})[f"{system} at {size} {unit}"] = why
             done.append(size)
-            budget -= share
-        out.figures[unit] = done
-        out.figures["metg_us"] = table
+            budget -= time.monotonic() - started
         return table, done
 
     def step_scaling(self, out: Outcome, budget: float) -> None:
@@ -366,7 +372,7 @@ class Runner:
                 s: {r: ratio(v.get(r), table.get("mpi", {}).get(r)) for r in done}
                 for s, v in table.items()}
         if len(done) < len(sizes):
-            raise Failed(out.reason or "not every rank count ran")
+            raise Failed(out.reason or "not every rank count ran")  # the figures stay
 
     def step_offload(self, out: Outcome, budget: float) -> None:
         self.mpi_ready()

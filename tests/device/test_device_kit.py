@@ -211,3 +211,26 @@ def test_gpu_steps_are_skipped_without_a_gpu():
     for name in ("conformance", "gpu_peak", "transfers"):
         assert runner.outcomes[name].status == "skipped"
         assert "no usable GPU: cudaGetDeviceCount: error 100" in runner.outcomes[name].reason
+
+
+def test_scaling_keeps_the_rank_counts_that_ran_when_a_larger_one_runs_out_of_time(monkeypatch):
+    runner, _ = gpu_runner(monkeypatch, {})
+    sizes = []
+
+    def fake_metg(name, systems, cores, graph, extra, timeout, env=None):
+        sizes.append((cores, timeout))
+        if cores == 8:
+            raise run.Failed(f"METG sweep '{name}' did not finish within {timeout:.0f} s")
+        return {"metg": {"mpi": {"headline": {"metg_us": 1.0 * cores, "reason": ""}},
+                         "taskgrid": {"headline": {"metg_us": 5.0 * cores, "reason": ""}}}}
+
+    monkeypatch.setattr(runner, "metg", fake_metg)
+    runner.execute(["scaling"])
+    out = runner.outcomes["scaling"]
+    assert out.status == "stopped"
+    assert out.figures["ranks"] == [2, 4]
+    assert out.figures["metg_us"]["taskgrid"] == {2: 10.0, 4: 20.0}
+    assert "8 ranks: METG sweep 'cpu-np8' did not finish" in out.reason
+    assert [c for c, _ in sizes] == [2, 4, 8]
+    # Each size gets an equal share of what is left: the first a quarter of the step's budget.
+    assert sizes[0][1] == pytest.approx(95 / 4, rel=0.05)
