@@ -12,13 +12,16 @@
 #       on emulated devices at small sizes, with this machine's MPICH hidden from the kit's
 #       programs (a mount namespace, as root) so that a library missing from the kit shows.
 #       (scripts/device_kit/run.py --help)
+#   scripts/device-kit.sh plots REPORT_DIR
+#       Here: draws a report's plots (where the node had no matplotlib) from its report.json
+#       and logs.tar.gz.
 set -euo pipefail
 shopt -s extglob
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-python3}
 
 usage() {
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -70,6 +73,11 @@ shift
 case $command in
   pack)
     exec "$PYTHON" "$ROOT/scripts/device_kit/pack.py" "$@"
+    ;;
+  plots)
+    [ $# -eq 1 ] || { echo "usage: device-kit.sh plots REPORT_DIR" >&2; exit 2; }
+    if [ -x "$ROOT/.venv/bin/python" ]; then PYTHON=$ROOT/.venv/bin/python; fi
+    exec "$PYTHON" "$ROOT/scripts/device_kit/run.py" --replot "$1"
     ;;
   run)
     kit_source=""
@@ -135,7 +143,7 @@ case $command in
     usage
     ;;
   *)
-    echo "error: unknown command '$command' (pack or run)" >&2
+    echo "error: unknown command '$command' (pack, run or plots)" >&2
     usage
     ;;
 esac

@@ -633,21 +633,28 @@ def markdown(runner: Runner) -> str:
     return "\n".join(lines) + "\n"
 
 
-def scaling_plot(runner: Runner, path: Path) -> bool:
+def matplotlib_figure(width: float, height: float):
+    """A Figure on the Agg canvas, or None without matplotlib."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        return False
-    panels = [(n, runner.outcomes[n]) for n in ("scaling", "offload") if n in runner.outcomes
-              and runner.outcomes[n].figures.get("metg_us")]
-    if not panels:
-        return False
-    figure = Figure(figsize=(6 * len(panels), 4.2))
+        return None
+    figure = Figure(figsize=(width, height))
     FigureCanvasAgg(figure)
-    for index, (name, out) in enumerate(panels):
+    return figure
+
+
+def scaling_plot(figures_by_step: dict[str, dict], path: Path) -> bool:
+    """METG against ranks (scaling) and cores (offload), one panel each."""
+    panels = [(n, figures_by_step[n]) for n in ("scaling", "offload")
+              if figures_by_step.get(n, {}).get("metg_us")]
+    figure = matplotlib_figure(6 * len(panels), 4.2) if panels else None
+    if figure is None:
+        return False
+    for index, (name, figures) in enumerate(panels):
         axes = figure.add_subplot(1, len(panels), index + 1)
-        for system, values in out.figures["metg_us"].items():
+        for system, values in figures["metg_us"].items():
             points = sorted((int(n), v) for n, v in values.items() if v)
             if points:
                 axes.plot([n for n, _ in points], [v for _, v in points], marker="o", label=system)
@@ -661,6 +668,55 @@ def scaling_plot(runner: Runner, path: Path) -> bool:
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     return True
+
+
+def efficiency_plot(document: dict, title: str, path: Path) -> bool:
+    """Efficiency against granularity per system, from a sweep's metg.json (where the node
+    had no matplotlib, so the METG tool drew nothing)."""
+    figure = matplotlib_figure(6.5, 4.2)
+    if figure is None:
+        return False
+    peak = document["headline"]["peak"]
+    axes = figure.add_subplot(1, 1, 1)
+    for system in document["metg"]:
+        points = sorted((p["granularity_us"], p["efficiency_pct"].get(peak))
+                        for p in document["points"] if p["system"] == system)
+        points = [(g, e) for g, e in points if g and e is not None]
+        if points:
+            axes.plot([g for g, _ in points], [e for _, e in points], marker="o", label=system)
+    axes.axhline(100 * document["headline"]["threshold"], color="grey", linestyle="--")
+    axes.set_xscale("log")
+    axes.set_xlabel("task granularity, us")
+    axes.set_ylabel(f"efficiency, % of peak ({peak})")
+    axes.set_title(title)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    return True
+
+
+def replot(report_dir: Path) -> list[Path]:
+    """The plots of a report whose node had no matplotlib, drawn here from report.json and
+    the sweeps' metg.json in logs.tar.gz."""
+    document = json.loads((report_dir / "report.json").read_text())
+    figures = {name: step.get("figures", {}) for name, step in document["steps"].items()}
+    drawn = []
+    if scaling_plot(figures, report_dir / "metg-scaling.png"):
+        drawn.append(report_dir / "metg-scaling.png")
+    logs = report_dir / "logs.tar.gz"
+    if logs.exists():
+        with tarfile.open(logs) as tar:
+            for member, target, title in (
+                    ("metg/gpu/metg.json", "metg-gpu.png", "METG on one GPU"),
+                    ("metg/cpu-np16/metg.json", "metg-cpu-np16.png", "16 ranks, CPU")):
+                try:
+                    sweep = json.load(tar.extractfile(member))
+                except KeyError:
+                    continue
+                if efficiency_plot(sweep, title, report_dir / target):
+                    drawn.append(report_dir / target)
+    return drawn
 
 
 def write_report(runner: Runner, out_dir: Path) -> list[Path]:
@@ -679,7 +735,8 @@ def write_report(runner: Runner, out_dir: Path) -> list[Path]:
     if gpu_plot.exists():
         shutil.copy2(gpu_plot, out_dir / "metg-gpu.png")
         files.append(out_dir / "metg-gpu.png")
-    if scaling_plot(runner, out_dir / "metg-scaling.png"):
+    if scaling_plot({n: o.figures for n, o in runner.outcomes.items()},
+                    out_dir / "metg-scaling.png"):
         files.append(out_dir / "metg-scaling.png")
     largest = runner.work / "metg" / "cpu-np16" / "metg.png"
     if largest.exists():
@@ -706,7 +763,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds for the whole run (default 330 on a GPU, 600 emulated)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply each step's time budget (default 1)")
+    parser.add_argument("--replot", type=Path, metavar="REPORT_DIR",
+                        help="run nothing: draw a report's plots here (its node had no "
+                        "matplotlib) from its report.json and logs.tar.gz")
     args = parser.parse_args(argv)
+    if args.replot:
+        drawn = replot(args.replot)
+        print("drew " + (", ".join(str(p) for p in drawn) if drawn else "nothing "
+                         "(no matplotlib, or no METG figures in the report)"))
+        return 0 if drawn else 1
     steps = [s for s in args.steps.split(",") if s]
     unknown = [s for s in steps if s not in STEP_NAMES]
     if unknown:

@@ -234,3 +234,25 @@ def test_scaling_keeps_the_rank_counts_that_ran_when_a_larger_one_runs_out_of_ti
     assert [c for c, _ in sizes] == [2, 4, 8]
     # Each size gets an equal share of what is left: the first a quarter of the step's budget.
     assert sizes[0][1] == pytest.approx(95 / 4, rel=0.05)
+
+
+def test_plots_are_drawn_here_from_a_report_whose_node_had_no_matplotlib(tmp_path):
+    pytest.importorskip("matplotlib")
+    runner = make_runner()
+    scaling = run.Outcome()
+    scaling.figures = {"ranks": [2, 4], "metg_us": {"mpi": {2: 1.5, 4: 1.7}}}
+    runner.outcomes = {"scaling": scaling}
+    sweep = runner.work / "metg" / "gpu"
+    sweep.mkdir(parents=True)
+    points = [{"system": "mpi_omp", "granularity_us": g, "efficiency_pct": {"fixed": e}}
+              for g, e in ((10.0, 20.0), (100.0, 60.0), (1000.0, 95.0))]
+    (sweep / "metg.json").write_text(json.dumps({
+        "headline": {"peak": "fixed", "threshold": 0.5},
+        "metg": {"mpi_omp": {}}, "points": points}))
+    out = tmp_path / "report"
+    run.write_report(runner, out)
+    for png in out.glob("*.png"):
+        png.unlink()
+    drawn = run.replot(out)
+    assert sorted(p.name for p in drawn) == ["metg-gpu.png", "metg-scaling.png"]
+    assert all(p.stat().st_size > 1000 for p in drawn)
