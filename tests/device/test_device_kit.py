@@ -69,7 +69,7 @@ def test_a_step_that_runs_out_of_time_is_stopped_and_later_steps_skipped(monkeyp
 
     def slow(out, budget):
         runner.deadline -= 100  # as if the step had used the whole run's time
-        raise run.Failed("METG sweep 'cpu-np16' did not finish within 20 s")
+        raise run.Stopped("METG sweep 'cpu-np16' did not finish within 20 s")
 
     monkeypatch.setattr(runner, "step_scaling", slow)
     runner.execute(["scaling", "offload"])
@@ -220,7 +220,7 @@ def test_scaling_keeps_the_rank_counts_that_ran_when_a_larger_one_runs_out_of_ti
     def fake_metg(name, systems, cores, graph, extra, timeout, env=None):
         sizes.append((cores, timeout))
         if cores == 8:
-            raise run.Failed(f"METG sweep '{name}' did not finish within {timeout:.0f} s")
+            raise run.Stopped(f"METG sweep '{name}' did not finish within {timeout:.0f} s")
         return {"metg": {"mpi": {"headline": {"metg_us": 1.0 * cores, "reason": ""}},
                          "taskgrid": {"headline": {"metg_us": 5.0 * cores, "reason": ""}}}}
 
