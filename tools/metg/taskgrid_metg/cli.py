@@ -1,6 +1,9 @@
 """taskgrid-metg: sweep -iter for several systems and report METG.
 
     taskgrid-metg --systems mpi,omp,mpi_omp [options] -- <graph flags without -iter>
+
+A system name may end in @mpich or @openmpi: the build directory and the launcher it runs
+with (--build-dir/--mpiexec, --openmpi-build-dir/--openmpi-mpiexec).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__, machine, output, peak
@@ -21,11 +24,31 @@ from .flags import check_graph_flags, default_graph_flags, graph_kernels
 from .results import Results, evaluate
 from .runner import RunError
 from .sweep import RunRecord, SweepAborted, plan_sweep, run_sweep
-from .systems import DEVICES, GPU_KERNEL, SYSTEMS, Launch, SystemSpec, make_launch
+from .systems import (DEFAULT_MPI, DEVICES, GPU_KERNEL, MPI_FAMILIES, SYSTEMS, Launch,
+                      SystemChoice, SystemSpec, make_launch, parse_system)
 
 PEAK_BINARY = "taskbench-peak"
 MAX_EXP_LIMIT = 40
 BUSY_LOAD_PER_CORE = 0.5   # 1-minute load average per core above which timings are suspect
+
+DEFAULT_MPIEXEC = "mpiexec.mpich"
+# Open MPI binds each rank to a core by default, MPICH's hydra binds nothing: --bind-to none
+# runs both alike. --oversubscribe allows more ranks than cores.
+OPENMPI_MPIEXEC = ("mpirun.openmpi", "--bind-to", "none", "--oversubscribe")
+OPENMPI_ROOT_FLAG = "--allow-run-as-root"   # Open MPI refuses to run as root without it
+
+# The option that sets each MPI build's launcher, for messages.
+MPIEXEC_OPTIONS = {"mpich": "--mpiexec", "openmpi": "--openmpi-mpiexec"}
+
+
+def running_as_root() -> bool:
+    geteuid = getattr(os, "geteuid", None)
+    return geteuid is not None and geteuid() == 0
+
+
+def default_openmpi_mpiexec() -> list[str]:
+    """The Open MPI launcher: unbound ranks, oversubscription, and root allowed as root."""
+    return [*OPENMPI_MPIEXEC, *([OPENMPI_ROOT_FLAG] if running_as_root() else [])]
 
 
 @dataclass(frozen=True)
@@ -50,6 +73,20 @@ class Settings:
     dry_run: bool
     device: str = "cpu"          # cpu, or gpu (the systems' device option)
     host_not_charged: bool = False  # offload systems: rank 0's cores not charged
+    openmpi_build_dir: Path = Path("build-openmpi")
+    openmpi_mpiexec: list[str] = field(default_factory=default_openmpi_mpiexec)
+    choices: dict[str, SystemChoice] = field(default_factory=dict)  # by label (`systems`)
+
+    def build_dir_for(self, family: str) -> Path:
+        return self.openmpi_build_dir if family == "openmpi" else self.build_dir
+
+    def mpiexec_for(self, family: str) -> list[str]:
+        return self.openmpi_mpiexec if family == "openmpi" else self.mpiexec
+
+    def families(self) -> list[str]:
+        """The MPI builds the selected systems run from, the default first."""
+        used = {choice.family for choice in self.choices.values()}
+        return sorted(used, key=lambda family: family != DEFAULT_MPI)
 
 
 def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
@@ -63,7 +100,9 @@ def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
                + " ".join(default_graph_flags(0)).replace(" 0", " <cores>"))
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--systems", required=True,
-                        help=f"comma-separated systems: {', '.join(systems)}")
+                        help=f"comma-separated systems: {', '.join(systems)}; NAME@openmpi runs "
+                             "NAME from the Open MPI build, NAME or NAME@mpich from --build-dir "
+                             "(systems built with Open MPI only, such as starpu, default to it)")
     parser.add_argument("--min-exp", type=int, default=4, help="smallest -iter is 2^MIN_EXP (default 4)")
     parser.add_argument("--max-exp", type=int, default=16, help="largest -iter is 2^MAX_EXP (default 16)")
     parser.add_argument("--reps", type=int,
@@ -71,7 +110,8 @@ def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
     parser.add_argument("--cores", type=int, default=machine.available_cores(),
                         help="cores of the node to use (default: all available, %(default)s)")
     parser.add_argument("--ranks", action="append", default=[], metavar="SYS=N",
-                        help="override MPI ranks of a system, e.g. mpi_omp=2 (repeatable)")
+                        help="override MPI ranks of a system, e.g. mpi_omp=2 or "
+                             "mpi@openmpi=2 (repeatable)")
     parser.add_argument("--threads", action="append", default=[], metavar="SYS=N",
                         help="override threads per rank of a system, e.g. omp=8 (repeatable)")
     parser.add_argument("--peak", default="auto",
@@ -83,9 +123,18 @@ def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
                         help="efficiency threshold as a fraction (default 0.5)")
     parser.add_argument("--out-dir", type=Path, default=Path("metg-results"))
     parser.add_argument("--build-dir", type=Path, default=Path("build"),
-                        help="CMake build directory holding bin/taskbench-* (default build)")
-    parser.add_argument("--mpiexec", default="mpiexec.mpich",
-                        help="MPI launcher command, may include options (default mpiexec.mpich)")
+                        help="CMake build directory holding bin/taskbench-*, for NAME and "
+                             "NAME@mpich (default build)")
+    parser.add_argument("--mpiexec", default=DEFAULT_MPIEXEC,
+                        help="MPI launcher command of that build, may include options "
+                             f"(default {DEFAULT_MPIEXEC})")
+    parser.add_argument("--openmpi-build-dir", type=Path, default=Path("build-openmpi"),
+                        help="CMake build directory configured with -DTASKGRID_MPI=openmpi, for "
+                             "NAME@openmpi and starpu (default build-openmpi)")
+    parser.add_argument("--openmpi-mpiexec",
+                        help="Open MPI launcher command, may include options (default "
+                             f"'{shlex.join(OPENMPI_MPIEXEC)}', plus {OPENMPI_ROOT_FLAG} "
+                             "when run as root)")
     parser.add_argument("--run-timeout", type=float, default=600,
                         help="seconds before one run is killed; 0 = never (default 600)")
     parser.add_argument("--peak-iter", type=int, default=2 ** 24,
@@ -111,15 +160,23 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def parse_overrides(values: list[str], option: str, selected: list[str]) -> dict[str, int]:
+def parse_overrides(values: list[str], option: str, selected: dict[str, SystemChoice],
+                    systems: dict[str, SystemSpec]) -> dict[str, int]:
+    """{label in --systems: N}. SYSTEM may be written with or without its MPI suffix
+    ('starpu' and 'starpu@openmpi' are one system), but names the same build."""
+    by_key = {choice.key: label for label, choice in selected.items()}
     overrides = {}
     for item in (part for value in values for part in value.split(",") if part):
         name, sep, number = item.partition("=")
         if not sep or not number.isdigit() or int(number) < 1:
             raise ValueError(f"{option} expects SYSTEM=N with N >= 1, got '{item}'")
-        if name not in selected:
+        try:
+            label = by_key.get(parse_system(name, systems).key)
+        except ValueError as error:
+            raise ValueError(f"{option} {item}: {error}") from None
+        if label is None:
             raise ValueError(f"{option} {item}: '{name}' is not one of --systems")
-        overrides[name] = int(number)
+        overrides[label] = int(number)
     return overrides
 
 
@@ -142,11 +199,14 @@ def make_settings(args: argparse.Namespace, graph_flags: list[str],
     selected = [name.strip() for name in args.systems.split(",") if name.strip()]
     if not selected:
         raise ValueError("--systems is empty")
+    choices: dict[str, SystemChoice] = {}
     for name in selected:
-        if name not in systems:
-            raise ValueError(f"unknown system '{name}' (known: {', '.join(systems)})")
-    if len(set(selected)) != len(selected):
-        raise ValueError("--systems lists a system twice")
+        choice = parse_system(name, systems)
+        twin = next((c.label for c in choices.values() if c.key == choice.key), None)
+        if twin is not None:
+            same = f"'{name}'" if twin == name else f"'{twin}' and '{name}'"
+            raise ValueError(f"--systems lists a system twice: {same}")
+        choices[name] = choice
     if args.min_exp < 0:
         raise ValueError("--min-exp must be >= 0")
     if args.min_exp > args.max_exp:
@@ -164,6 +224,10 @@ def make_settings(args: argparse.Namespace, graph_flags: list[str],
     mpiexec = shlex.split(args.mpiexec)
     if not mpiexec:
         raise ValueError("--mpiexec is empty")
+    openmpi_mpiexec = (default_openmpi_mpiexec() if args.openmpi_mpiexec is None
+                       else shlex.split(args.openmpi_mpiexec))
+    if not openmpi_mpiexec:
+        raise ValueError("--openmpi-mpiexec is empty")
     check_graph_flags(graph_flags)
     if args.device == "gpu":
         if not graph_flags:
@@ -184,27 +248,47 @@ def make_settings(args: argparse.Namespace, graph_flags: list[str],
         run_timeout=args.run_timeout or None, peak_iter=args.peak_iter, peak_reps=args.peak_reps,
         graph_flags=graph_flags or default_graph_flags(args.cores),
         graph_flags_source="command line" if graph_flags else "default", dry_run=args.dry_run,
-        device=args.device, host_not_charged=args.host_not_charged)
+        device=args.device, host_not_charged=args.host_not_charged,
+        openmpi_build_dir=args.openmpi_build_dir, openmpi_mpiexec=openmpi_mpiexec,
+        choices=choices)
 
 
 def make_launches(settings: Settings, args: argparse.Namespace,
                   systems: dict[str, SystemSpec]) -> dict[str, Launch]:
-    ranks = parse_overrides(args.ranks, "--ranks", settings.systems)
-    threads = parse_overrides(args.threads, "--threads", settings.systems)
-    return {name: make_launch(systems[name], settings.build_dir, settings.cores, settings.mpiexec,
-                              ranks.get(name), threads.get(name), settings.device,
-                              settings.host_not_charged)
-            for name in settings.systems}
+    ranks = parse_overrides(args.ranks, "--ranks", settings.choices, systems)
+    threads = parse_overrides(args.threads, "--threads", settings.choices, systems)
+    launches = {}
+    for label, choice in settings.choices.items():
+        family = choice.family
+        launches[label] = make_launch(
+            systems[choice.name], settings.build_dir_for(family), settings.cores,
+            settings.mpiexec_for(family), ranks.get(label), threads.get(label), settings.device,
+            settings.host_not_charged, family=family)
+    return launches
+
+
+def missing_binary_message(settings: Settings, name: str, launch: Launch) -> str:
+    build_dir = settings.build_dir_for(launch.family)
+    if launch.family == "openmpi":
+        return (f"missing binary {launch.binary} for system '{name}' (Open MPI build "
+                f"{build_dir}): build it first (cmake -B {build_dir} -DTASKGRID_MPI=openmpi "
+                f"&& cmake --build {build_dir}) or point --openmpi-build-dir at the Open MPI "
+                "build directory")
+    return (f"missing binary {launch.binary} for system '{name}': "
+            f"build the project first (cmake --build {build_dir}) "
+            "or point --build-dir at the build directory")
 
 
 def check_executables(settings: Settings, launches: dict[str, Launch]) -> None:
     for name, launch in launches.items():
         if not (launch.binary.is_file() and os.access(launch.binary, os.X_OK)):
-            raise ValueError(f"missing binary {launch.binary} for system '{name}': "
-                             f"build the project first (cmake --build {settings.build_dir}) "
-                             "or point --build-dir at the build directory")
-    if any(launch.spec.mpi for launch in launches.values()) and shutil.which(settings.mpiexec[0]) is None:
-        raise ValueError(f"MPI launcher '{settings.mpiexec[0]}' not found; set --mpiexec")
+            raise ValueError(missing_binary_message(settings, name, launch))
+    for family in settings.families():
+        users = [name for name, launch in launches.items() if launch.mpi_family == family]
+        launcher = settings.mpiexec_for(family)[0]
+        if users and shutil.which(launcher) is None:
+            raise ValueError(f"MPI launcher '{launcher}' not found (for {', '.join(users)}); "
+                             f"set {MPIEXEC_OPTIONS[family]}")
     if settings.peak == "calibrated":
         kernel, reason = peak.calibration_kernel(graph_kernels(settings.graph_flags))
         if kernel is None:
@@ -215,7 +299,11 @@ def check_executables(settings: Settings, launches: dict[str, Launch]) -> None:
 
 
 def peak_binary(settings: Settings) -> Path:
-    return settings.build_dir / "bin" / PEAK_BINARY
+    """taskbench-peak of the default build; that of the Open MPI build where only it has one
+    (a run of @openmpi systems alone)."""
+    candidates = [settings.build_dir_for(family) / "bin" / PEAK_BINARY
+                  for family in [DEFAULT_MPI, *settings.families()]]
+    return next((path for path in candidates if path.is_file()), candidates[0])
 
 
 def config_record(settings: Settings, launches: dict[str, Launch], argv: list[str]) -> dict:
@@ -232,7 +320,15 @@ def config_record(settings: Settings, launches: dict[str, Launch], argv: list[st
         "peak": settings.peak, "peak_value": settings.peak_value,
         "interp": settings.interp, "threshold": settings.threshold,
         "out_dir": str(settings.out_dir), "build_dir": str(settings.build_dir),
-        "mpiexec": settings.mpiexec, "run_timeout_s": settings.run_timeout,
+        "mpiexec": settings.mpiexec,
+        "openmpi_build_dir": str(settings.openmpi_build_dir),
+        "openmpi_mpiexec": settings.openmpi_mpiexec,
+        # Per MPI build: its directory and launcher ('mpich' is --build-dir / --mpiexec).
+        "mpi_builds": {family: {"build_dir": str(settings.build_dir_for(family)),
+                                "mpiexec": settings.mpiexec_for(family)}
+                       for family in MPI_FAMILIES},
+        "system_mpi": {name: launch.mpi_family or "" for name, launch in launches.items()},
+        "run_timeout_s": settings.run_timeout,
         "peak_iter": settings.peak_iter, "peak_reps": settings.peak_reps,
         "graph_flags": settings.graph_flags, "graph_flags_source": settings.graph_flags_source,
         "device": settings.device, "host_not_charged": settings.host_not_charged,

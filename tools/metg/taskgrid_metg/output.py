@@ -15,8 +15,8 @@ from .results import Results
 from .systems import Launch
 
 CSV_COLUMNS = [
-    "system", "iterations", "iter_exp", "reps", "cores_used", "total_tasks", "total_flops",
-    "total_bytes", "elapsed_mean_s", "elapsed_min_s", "elapsed_max_s", "granularity_us",
+    "system", "mpi", "iterations", "iter_exp", "reps", "cores_used", "total_tasks",
+    "total_flops", "total_bytes", "elapsed_mean_s", "elapsed_min_s", "elapsed_max_s", "granularity_us",
     "rate_per_core", "rate_unit", "efficiency_pct",
     *(f"efficiency_{name}_pct" for name in PEAK_NAMES),
 ]
@@ -33,6 +33,10 @@ def format_us(seconds: float) -> str:
 
 def metg_text(result: MetgResult) -> str:
     return f"{format_us(result.value)} µs" if result.ok else f"n/a ({result.reason})"
+
+
+def ratio_text(ratio: float | None) -> str:
+    return "" if ratio is None else f"{ratio:.2f}"
 
 
 def command_template(launch: Launch, graph_flags: list[str]) -> list[str]:
@@ -67,16 +71,17 @@ def format_table(results: Results) -> str:
         value = ", ".join(f"{rate:.4g} ({cores} cores)" for cores, rate in
                           sorted(peak.per_core.items(), reverse=True)) or "unavailable"
         lines.append(f"  {name:<11} {value}: {peak.detail}")
-    lines.append("")
+    lines += ["", *_summary_rows(results), ""]
+    width = max([14, *map(len, results.launches)])
     for system in results.launches:
         result = results.headline(system)
         others = " | ".join(
             f"{name}: " + ", ".join(f"{interp} {_short(results.metg[system][name][interp])}"
                                     for interp in INTERPOLATIONS)
             for name in peak_names if system in results.metg)
-        lines.append(f"  {system:<14} METG({percent}) = {metg_text(result)}")
+        lines.append(f"  {system:<{width}} METG({percent}) = {metg_text(result)}")
         if others:
-            lines.append(f"  {'':<14} all definitions (µs): {others}")
+            lines.append(f"  {'':<{width}} all definitions (µs): {others}")
     for system, launch in results.launches.items():
         lines += ["", *_system_rows(results, system, launch, peak_names)]
     if headline.available:
@@ -88,12 +93,26 @@ def _short(result: MetgResult) -> str:
     return format_us(result.value) if result.ok else "n/a"
 
 
+def _summary_rows(results: Results) -> list[str]:
+    """One row per system: its MPI, headline METG, and METG / that of `mpi` of the same MPI
+    ('vs mpi', blank where that system is not in the session or has no METG)."""
+    width = max([14, *map(len, results.launches)])
+    metg_header = f"METG({results.threshold:.0%}) µs"
+    rows = [f"  {'system':<{width}} {'mpi':<8} {metg_header:>14} {'vs mpi':>8}"]
+    for system in results.launches:
+        rows.append(f"  {system:<{width}} {results.mpi(system) or '-':<8} "
+                    f"{_short(results.headline(system)):>14} "
+                    f"{ratio_text(results.vs_baseline(system)):>8}".rstrip())
+    return rows
+
+
 def _system_rows(results: Results, system: str, launch: Launch, peak_names: list[str]) -> list[str]:
     layout = launch.layout
     charged = (f" ({layout.ranks - layout.uncharged_ranks} rank(s) charged: rank 0 is the host)"
                if layout.uncharged_ranks else "")
+    mpi = f", MPI {launch.mpi_family}" if launch.mpi_family else ""
     rows = [f"{system}: {layout.ranks} rank(s) x {layout.threads} thread(s) = "
-            f"{layout.cores_used} core(s){charged}",
+            f"{layout.cores_used} core(s){charged}{mpi}",
             f"  {shlex.join(command_template(launch, results.config['graph_flags']))}"]
     header = f"  {'':1} {'iter':>6} {'reps':>4} {'elapsed s':>11} {'gran µs':>10}"
     header += "".join(f" {('eff% ' + name):>16}" for name in peak_names)
@@ -116,8 +135,9 @@ def write_csv(results: Results, path: Path) -> None:
         writer.writeheader()
         for size in results.summaries:
             row = {
-                "system": size.system, "iterations": size.iterations, "iter_exp": size.iter_exp,
-                "reps": size.reps, "cores_used": size.cores_used, "total_tasks": size.total_tasks,
+                "system": size.system, "mpi": results.mpi(size.system),
+                "iterations": size.iterations, "iter_exp": size.iter_exp, "reps": size.reps,
+                "cores_used": size.cores_used, "total_tasks": size.total_tasks,
                 "total_flops": size.total_flops, "total_bytes": size.total_bytes,
                 "elapsed_mean_s": f"{size.elapsed_mean:.6e}",
                 "elapsed_min_s": f"{min(size.elapsed):.6e}",
@@ -170,10 +190,12 @@ def to_document(results: Results) -> dict:
         "config": results.config,
         "machine": results.machine,
         "systems": {
-            name: {"binary": str(launch.binary), "ranks": launch.layout.ranks,
+            name: {"system": launch.spec.name, "mpi": results.mpi(name), "build": launch.family,
+                   "binary": str(launch.binary), "ranks": launch.layout.ranks,
                    "threads": launch.layout.threads, "cores_used": launch.layout.cores_used,
                    "uncharged_ranks": launch.layout.uncharged_ranks,
                    "env": launch.environment(),
+                   "launcher": list(launch.mpiexec) if launch.spec.mpi else None,
                    "command": command_template(launch, graph_flags)}
             for name, launch in results.launches.items()
         },
@@ -195,8 +217,14 @@ def to_document(results: Results) -> dict:
                         for name, by_interp in by_peak.items()}}
             for system, by_peak in results.metg.items()
         },
+        # Headline METG / that of `mpi` of the same MPI family (None: not in the session,
+        # no METG, or a system not launched through MPI).
+        "vs_mpi": {system: {"baseline": results.baseline(system),
+                            "ratio": results.vs_baseline(system)}
+                   for system in results.launches},
         "points": [
-            {"system": size.system, "iterations": size.iterations, "iter_exp": size.iter_exp,
+            {"system": size.system, "mpi": results.mpi(size.system),
+             "iterations": size.iterations, "iter_exp": size.iter_exp,
              "reps": size.reps, "cores_used": size.cores_used, "total_tasks": size.total_tasks,
              "total_flops": size.total_flops, "total_bytes": size.total_bytes,
              "elapsed_s": list(size.elapsed), "elapsed_mean_s": size.elapsed_mean,
@@ -207,6 +235,7 @@ def to_document(results: Results) -> dict:
         ],
         "runs": [
             {"index": record.planned.index, "system": record.planned.system,
+             "mpi": results.mpi(record.planned.system),
              "iterations": record.planned.iterations, "iter_exp": record.planned.iter_exp,
              "rep": record.planned.rep, "reps": record.planned.reps,
              "elapsed_s": record.report.elapsed, "wall_s": record.wall_seconds,

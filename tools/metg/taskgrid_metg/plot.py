@@ -77,7 +77,9 @@ def draw(results: Results) -> Figure:
                 continue
             points = curve(results, sizes, peak.name)
             metg = results.headline(system)
-            label = f"{system}: METG {format_us(metg.value) + ' µs' if metg.ok else 'n/a'}"
+            mpi = results.mpi(system)
+            label = (f"{system}: METG {format_us(metg.value) + ' µs' if metg.ok else 'n/a'}"
+                     + (f" [{mpi}]" if mpi else ""))
             bars = axes.errorbar(points.granularity, points.efficiency,
                                  xerr=points.granularity_err, yerr=points.efficiency_err,
                                  marker="o", markersize=4, capsize=3, elinewidth=1, label=label)

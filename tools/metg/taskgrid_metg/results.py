@@ -9,6 +9,9 @@ from .peak import Peak, given, sweep_best, unavailable
 from .sweep import RunRecord
 from .systems import Launch
 
+# The system every other is compared with ("vs mpi"), within its own MPI family.
+BASELINE_SYSTEM = "mpi"
+
 
 @dataclass
 class Results:
@@ -43,6 +46,30 @@ class Results:
         if self.headline_peak not in by_peak:
             return MetgResult(None, "no measurements")
         return by_peak[self.headline_peak][self.interp]
+
+    def mpi(self, system: str) -> str:
+        """The MPI `system` ran on: 'mpich', 'openmpi', or '' when not launched through MPI."""
+        return self.launches[system].mpi_family or ""
+
+    def baseline(self, system: str) -> str | None:
+        """The BASELINE_SYSTEM of the same MPI family as `system`, when it is in the session:
+        'taskgrid@openmpi' is compared with 'mpi@openmpi', 'taskgrid' with 'mpi'."""
+        family = self.launches[system].mpi_family
+        if family is None:
+            return None
+        return next((name for name, launch in self.launches.items()
+                     if launch.spec.name == BASELINE_SYSTEM and launch.mpi_family == family),
+                    None)
+
+    def vs_baseline(self, system: str) -> float | None:
+        """Headline METG of `system` / that of its baseline; None without both values."""
+        baseline = self.baseline(system)
+        if baseline is None:
+            return None
+        mine, theirs = self.headline(system), self.headline(baseline)
+        if not (mine.ok and theirs.ok) or theirs.value <= 0:
+            return None
+        return mine.value / theirs.value
 
 
 def choose_headline(peaks: dict[str, Peak], choice: str) -> tuple[str, str]:

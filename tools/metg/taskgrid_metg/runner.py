@@ -136,6 +136,7 @@ def run_benchmark(command: list[str], extra_env: dict[str, str], json_path: Path
     # report ranks = 1; the timings would then be meaningless.
     if expected_ranks is not None and report.ranks is not None and report.ranks != expected_ranks:
         raise RunError(f"binary reports {report.ranks} ranks but {expected_ranks} were launched "
-                       "(does --mpiexec match the MPI library the binary was built with?)",
+                       "(does the launcher match the MPI library the binary was built with? "
+                       "--mpiexec for the default build, --openmpi-mpiexec for NAME@openmpi)",
                        command, done.stderr)
     return report

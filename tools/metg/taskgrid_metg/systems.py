@@ -2,6 +2,11 @@
 
 Adding a system is one entry in SYSTEMS. Everything else (command line, environment,
 number of cores a run occupies) is derived from that entry by `make_launch`.
+
+TaskGrid is built once per MPI library (CMake -DTASKGRID_MPI=mpich|openmpi), each build in
+its own directory with its own launcher. A system named `NAME@openmpi` runs
+`taskbench-NAME` of the Open MPI build; `NAME` or `NAME@mpich` that of the default (MPICH)
+build, except for systems that exist in one build only (`starpu`: Open MPI).
 """
 
 from __future__ import annotations
@@ -18,6 +23,11 @@ DEVICES = ("cpu", "gpu")
 # The kernel the systems run on GPUs.
 GPU_KERNEL = "gpu_compute_bound"
 
+# The MPI libraries of the builds, the default first; `NAME@FAMILY` picks one.
+MPI_FAMILIES = ("mpich", "openmpi")
+DEFAULT_MPI = "mpich"
+MPI_SEPARATOR = "@"
+
 
 @dataclass(frozen=True)
 class SystemSpec:
@@ -33,10 +43,17 @@ class SystemSpec:
     # Runs with TaskGrid's OpenMP offload plugin (<build>/lib on LD_LIBRARY_PATH): rank 0 runs
     # the program, the other ranks are its OpenMP devices.
     offload_plugin: bool = False
+    # The MPI builds that have this system; a plain name means DEFAULT_MPI if it is one of
+    # them, else the first.
+    builds: tuple[str, ...] = MPI_FAMILIES
 
     @property
     def threaded(self) -> bool:
         return self.thread_flag is not None or self.thread_env is not None
+
+    @property
+    def default_build(self) -> str:
+        return DEFAULT_MPI if DEFAULT_MPI in self.builds else self.builds[0]
 
 
 SYSTEMS: dict[str, SystemSpec] = {
@@ -61,8 +78,52 @@ SYSTEMS: dict[str, SystemSpec] = {
                    thread_env="TASKGRID_THREADS",
                    env={"OMP_TARGET_OFFLOAD": "MANDATORY", "LIBOMP_USE_HIDDEN_HELPER_TASK": "0"},
                    offload_plugin=True),
+        # StarPU-MPI: built only against Open MPI (build-openmpi/); -worker sets its CPU
+        # workers per rank, as for omp. STARPU_SILENT keeps its banner off stdout.
+        SystemSpec("starpu", "taskbench-starpu", mpi=True, ranks=PER_CORE,
+                   thread_flag="-worker", env={"STARPU_SILENT": "1"}, builds=("openmpi",)),
     )
 }
+
+
+@dataclass(frozen=True)
+class SystemChoice:
+    """A system as named in --systems: which table entry, from which MPI build."""
+    label: str       # the name as given, suffix included: 'mpi', 'mpi@openmpi', 'starpu'
+    name: str        # key of the launch table
+    family: str      # the MPI build it runs from: one of MPI_FAMILIES
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Identity: 'mpi' and 'mpi@mpich' are the same system."""
+        return self.name, self.family
+
+
+def check_build(spec: SystemSpec, family: str) -> None:
+    if family not in MPI_FAMILIES:
+        raise ValueError(f"unknown MPI '{family}' for system '{spec.name}' "
+                         f"(known: {', '.join(MPI_FAMILIES)})")
+    if family not in spec.builds:
+        only = " and ".join(spec.builds)
+        raise ValueError(f"system '{spec.name}' is built only with {only}, there is no "
+                         f"'{spec.name}{MPI_SEPARATOR}{family}': use '{spec.name}' or "
+                         + " or ".join(f"'{spec.name}{MPI_SEPARATOR}{b}'" for b in spec.builds))
+
+
+def parse_system(text: str, systems: dict[str, SystemSpec]) -> SystemChoice:
+    """`NAME`, `NAME@mpich` or `NAME@openmpi` as a SystemChoice; ValueError if unknown."""
+    label = text.strip()
+    name, separator, family = label.partition(MPI_SEPARATOR)
+    if name not in systems:
+        raise ValueError(f"unknown system '{label}' (known: {', '.join(systems)}; "
+                         f"append {MPI_SEPARATOR}openmpi for the Open MPI build)")
+    spec = systems[name]
+    if separator and not family:
+        raise ValueError(f"system '{label}': no MPI after '{MPI_SEPARATOR}' "
+                         f"(known: {', '.join(MPI_FAMILIES)})")
+    family = family or spec.default_build
+    check_build(spec, family)
+    return SystemChoice(label, name, family)
 
 
 @dataclass(frozen=True)
@@ -108,6 +169,12 @@ class Launch:
     binary: Path
     mpiexec: tuple[str, ...]
     device: str = "cpu"
+    family: str = DEFAULT_MPI   # the MPI build the binary comes from
+
+    @property
+    def mpi_family(self) -> str | None:
+        """The MPI the system runs on; None for a system not launched through MPI."""
+        return self.family if self.spec.mpi else None
 
     def command(self, graph_flags: list[str], json_path: str | Path) -> list[str]:
         prefix = [*self.mpiexec, "-n", str(self.layout.ranks)] if self.spec.mpi else []
@@ -134,7 +201,12 @@ class Launch:
 
 def make_launch(spec: SystemSpec, build_dir: Path, cores: int, mpiexec: list[str],
                 ranks: int | None = None, threads: int | None = None,
-                device: str = "cpu", host_not_charged: bool = False) -> Launch:
+                device: str = "cpu", host_not_charged: bool = False,
+                family: str | None = None) -> Launch:
+    """`spec` run from `build_dir`, the build of MPI `family` (default: the spec's default
+    build), with the launcher `mpiexec`."""
+    family = family or spec.default_build
+    check_build(spec, family)
     if device not in DEVICES:
         raise ValueError(f"unknown device '{device}' (known: {', '.join(DEVICES)})")
     if device != "cpu" and spec.device_flag is None:
@@ -149,4 +221,4 @@ def make_launch(spec: SystemSpec, build_dir: Path, cores: int, mpiexec: list[str
     return Launch(spec=spec,
                   layout=layout,
                   binary=Path(build_dir) / "bin" / spec.binary,
-                  mpiexec=tuple(mpiexec), device=device)
+                  mpiexec=tuple(mpiexec), device=device, family=family)
