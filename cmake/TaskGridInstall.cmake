@@ -1,13 +1,23 @@
 # Install rules: headers, libtaskgrid, the CMake package (TaskGridConfig.cmake,
 # target TaskGrid::taskgrid), taskgrid.pc and the timeline tool
 # (bin/taskgrid-timeline). Included by the top-level CMakeLists.txt when
-# TASKGRID_INSTALL is on.
+# TASKGRID_INSTALL is on. An Open MPI build installs beside an MPICH one:
+# libtaskgrid-openmpi.a, find_package(TaskGridOpenMPI) (the same target
+# TaskGrid::taskgrid) and taskgrid-openmpi.pc; the headers are the same files.
 include(CMakePackageConfigHelpers)
 
-set(TASKGRID_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/TaskGrid CACHE STRING
+if(TASKGRID_MPI STREQUAL "openmpi")
+  set(TASKGRID_PACKAGE_NAME TaskGridOpenMPI)
+  set(_taskgrid_pc_mpi_default ompi-c)
+else()
+  set(TASKGRID_PACKAGE_NAME TaskGrid)
+  set(_taskgrid_pc_mpi_default mpich)
+endif()
+set(TASKGRID_PC_NAME taskgrid${TASKGRID_MPI_SUFFIX})
+set(TASKGRID_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/${TASKGRID_PACKAGE_NAME} CACHE STRING
     "Where TaskGridConfig.cmake is installed (relative to the prefix)")
 set(TASKGRID_INSTALL_PKGCONFIGDIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig CACHE STRING
-    "Where taskgrid.pc is installed (relative to the prefix)")
+    "Where taskgrid${TASKGRID_MPI_SUFFIX}.pc is installed (relative to the prefix)")
 
 install(TARGETS taskgrid EXPORT TaskGridTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -29,13 +39,13 @@ set(TASKGRID_MPI_C_COMPILER "${MPI_C_COMPILER}")
 set(TASKGRID_MPI_CXX_COMPILER "${MPI_CXX_COMPILER}")
 set(TASKGRID_MPIEXEC_EXECUTABLE "${MPIEXEC_EXECUTABLE}")
 configure_package_config_file(cmake/TaskGridConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/cmake/TaskGridConfig.cmake
+  ${PROJECT_BINARY_DIR}/cmake/${TASKGRID_PACKAGE_NAME}Config.cmake
   INSTALL_DESTINATION ${TASKGRID_INSTALL_CMAKEDIR})
 # 0.x: only the same minor version is compatible.
-write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/TaskGridConfigVersion.cmake
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/${TASKGRID_PACKAGE_NAME}ConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
-install(FILES ${PROJECT_BINARY_DIR}/cmake/TaskGridConfig.cmake
-              ${PROJECT_BINARY_DIR}/cmake/TaskGridConfigVersion.cmake
+install(FILES ${PROJECT_BINARY_DIR}/cmake/${TASKGRID_PACKAGE_NAME}Config.cmake
+              ${PROJECT_BINARY_DIR}/cmake/${TASKGRID_PACKAGE_NAME}ConfigVersion.cmake
         DESTINATION ${TASKGRID_INSTALL_CMAKEDIR})
 
 # taskgrid.pc finds its prefix from its own place (${pcfiledir}), so
@@ -52,7 +62,7 @@ endif()
 # hand edit here. MPI becomes Requires.private on MPI's own module (where
 # pkg-config knows it: the wrappers add MPI otherwise); an item with no
 # pkg-config form stops the configure rather than go missing.
-set(TASKGRID_PC_MPI_MODULE mpich CACHE STRING
+set(TASKGRID_PC_MPI_MODULE ${_taskgrid_pc_mpi_default} CACHE STRING
     "pkg-config module of the MPI TaskGrid is built with (taskgrid.pc's Requires.private)")
 function(_taskgrid_pc_private_fields target out_libs out_requires)
   find_program(TASKGRID_PKG_CONFIG pkg-config)
@@ -104,5 +114,6 @@ set(TASKGRID_PC_LIBS_STATIC "")
 if(_tg_type STREQUAL "STATIC_LIBRARY")
   set(TASKGRID_PC_LIBS_STATIC " ${TASKGRID_PC_LIBS_PRIVATE}")
 endif()
-configure_file(cmake/taskgrid.pc.in ${PROJECT_BINARY_DIR}/cmake/taskgrid.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/cmake/taskgrid.pc DESTINATION ${TASKGRID_INSTALL_PKGCONFIGDIR})
+configure_file(cmake/taskgrid.pc.in ${PROJECT_BINARY_DIR}/cmake/${TASKGRID_PC_NAME}.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/cmake/${TASKGRID_PC_NAME}.pc
+        DESTINATION ${TASKGRID_INSTALL_PKGCONFIGDIR})

@@ -108,6 +108,7 @@ static_assert(cannon::StripeRing<PgasRing>);
 int main(int argc, char** argv) {
   // MPI comes up first (the layer adopts it): the segment's size depends on
   // the number of ranks.
+  pgas::prepare_mpi_init();
   return cannon::guarded_main(argc, argv, MPI_THREAD_MULTIPLE, kProgram,
                               [&](const cannon::Options& options, const cannon::Layout& layout) {
                                 pgas::init(&argc, &argv, segment_bytes_for(layout));

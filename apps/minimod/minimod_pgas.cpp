@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
   // MPI comes up first (the layer adopts it): the segment's size depends on
   // the number of ranks.
   int provided = 0, rank = 0, ranks = 1;
+  pgas::prepare_mpi_init();
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);

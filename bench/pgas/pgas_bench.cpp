@@ -628,6 +628,7 @@ int main(int argc, char** argv) {
   try {
     // The layer adopts this MPI; the raw side runs at the same thread level.
     int provided = 0;
+    taskgrid::pgas::prepare_mpi_init();
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     int rank = 0, ranks = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -68,6 +68,9 @@ typedef enum {
 /* ---------------------------------------------------------- lifecycle -- */
 /* segment_bytes 0: TASKGRID_PGAS_SEGMENT or 64 MiB. argc/argv may be NULL. */
 int tg_pgas_init(int* argc, char*** argv, size_t segment_bytes);
+/* Before the program's own MPI_Init, when it initialises MPI itself: Open MPI
+ * needs its one-sided components chosen before it starts (pgas.hpp). */
+int tg_pgas_prepare_mpi_init(void);
 int tg_pgas_finalize(void);
 int tg_pgas_rank(int* rank);
 int tg_pgas_num_ranks(int* num_ranks);

@@ -55,6 +55,11 @@ namespace taskgrid::pgas {
 // `segment_bytes` 0: TASKGRID_PGAS_SEGMENT or 64 MiB; the variable, when set,
 // wins over the argument.
 void init(int* argc, char*** argv, size_t segment_bytes = 0);
+// For a program that initialises MPI itself and then uses this layer: call it
+// before MPI_Init/MPI_Init_thread. Open MPI must be told before it starts which
+// one-sided components to use (its default crashes in this layer's atomics);
+// init() refuses an Open MPI that was not. Does nothing on MPICH.
+void prepare_mpi_init();
 // Collective. Completes every outstanding operation, frees the segment and
 // every group; finalises MPI if init() initialised it and the runtime does not
 // still use it.

@@ -61,6 +61,9 @@ extern "C" {
 int tg_pgas_init(int* argc, char*** argv, size_t segment_bytes) {
   return guarded([&] { pgas::init(argc, argv, segment_bytes); });
 }
+int tg_pgas_prepare_mpi_init(void) {
+  return guarded([] { pgas::prepare_mpi_init(); });
+}
 int tg_pgas_finalize(void) {
   return guarded([] { pgas::finalize(); });
 }

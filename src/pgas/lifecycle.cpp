@@ -9,6 +9,7 @@
 #include <string>
 
 #include "comm/mpi/backend.h"
+#include "comm/mpi/family.h"
 #include "exec/task_epilogue.h"
 #include "pgas/device.h"
 #include "pgas/state.h"
@@ -147,6 +148,8 @@ void check_mpi(int code, const char* call) {
   throw Error(std::string(call) + ": MPI error: " + std::string(text, static_cast<size_t>(length)));
 }
 
+void prepare_mpi_init() { comm::mpi::prepare_mpi_start(); }
+
 void init(int* argc, char*** argv, size_t segment_bytes) {
   if (current) throw Error("pgas::init: already initialised");
   auto s = std::make_unique<State>();
@@ -177,6 +180,10 @@ void init(int* argc, char*** argv, size_t segment_bytes) {
         "pgas::init: the runtime runs in cluster mode, where only rank 0 runs the "
         "program; the PGAS layer needs every rank: use spmd mode (taskgrid::start(&argc, &argv, "
         "taskgrid::Mode::spmd) or taskgrid::RunOptions{taskgrid::Mode::spmd})");
+
+  // Before any window: an unusable one-sided component would crash, not fail.
+  if (const std::string problem = comm::mpi::one_sided_problem(); !problem.empty())
+    throw Error("pgas::init: " + problem);
 
   MPI_Comm_dup(MPI_COMM_WORLD, &s->world_comm);
   MPI_Comm_dup(MPI_COMM_WORLD, &s->adhoc_comm);

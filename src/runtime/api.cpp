@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "comm/mpi/backend.h"
+#include "comm/mpi/family.h"
 #include "core/arg_signature.h"
 #include "core/failure.h"
 #include "core/function_registry.h"
@@ -508,11 +509,15 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   // A launcher of another MPI starts N processes that each see a world of one:
   // they would run N separate jobs, each computing everything.
   if (transport.size() == 1)
-    if (const auto job = runtime::launcher_job())
+    if (const auto job = runtime::launcher_job()) {
+      // The launcher's rank: Open MPI's singleton start sets its own rank
+      // variable to 0, which would otherwise name every process rank 0.
+      core::set_message_rank(job->rank);
       throw Error("taskgrid: launched as rank " + std::to_string(job->rank) + " of " +
                   std::to_string(job->size) + " by " + job->variable +
-                  " but MPI sees a single rank: the program's MPI (MPICH) does not match the "
-                  "launcher; start it with mpiexec.mpich");
+                  " but MPI sees a single rank: the program's MPI (" + comm::mpi::mpi_family() +
+                  ") does not match the launcher; start it with " + comm::mpi::mpi_launcher());
+    }
   const int rank = transport.rank();
   core::set_message_rank(rank);
   stop_on_bad_settings(*rt->backend, settings_error, rt->options.finalize_timeout_seconds);
@@ -578,8 +583,10 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
 
 void start(int* argc, char*** argv, Mode mode) {
   if (start_rank(argc, argv, mode)) return;
-  // Cluster mode: this rank serves the head until it says stop.
+  // Cluster mode: this rank serves the head until it says stop, then exits
+  // without returning to the program, which cannot finalize MPI here.
   run_engine();
+  state->backend->finalize_for_program();
   std::exit(shut_down_rank(0));
 }
 

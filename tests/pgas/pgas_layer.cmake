@@ -90,7 +90,14 @@ taskgrid_pgas_misuse(groups 2
 
 # The lock test's check is not vacuous: without the lock the same
 # read-modify-write overlaps (65-278 overlapping entries of 200-400 seen).
-foreach(ranks IN ITEMS 2 4)
+# Open MPI at 2 ranks never interleaved them (0 overlaps in 16,000-206,000
+# rounds): its one-sided calls there wait on the target's progress, which
+# serialises the two ranks' rounds; at 4 ranks they overlap as on MPICH.
+set(_locks_off_ranks 2 4)
+if(TASKGRID_MPI STREQUAL "openmpi")
+  set(_locks_off_ranks 4)
+endif()
+foreach(ranks IN LISTS _locks_off_ranks)
   taskgrid_pgas_misuse(locks-off ${ranks} "check failed at line [0-9]+: all_overlaps == 0")
 endforeach()
 

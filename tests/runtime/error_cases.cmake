@@ -224,10 +224,19 @@ taskgrid_error_test(mode_mismatch_spmd 2 1 STATUS 2
 
 # (5e) A launcher of another MPI (its variables set) around a singleton: not
 # two separate one-rank jobs, an error.
-taskgrid_error_test(foreign_launcher 1 1 STATUS 2 ALONE
-  ENV OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1
-  REGEX "error: taskgrid: rank 1: launched as rank 1 of 2 by OMPI_COMM_WORLD_SIZE but MPI sees a single rank: the program's MPI [(]MPICH[)] does not match the launcher. start it with mpiexec.mpich"
-  ARGS succeed)
+# The other family's launcher: Open MPI's variables around an MPICH program,
+# MPICH's (Hydra's PMI_*) around an Open MPI one.
+if(TASKGRID_MPI STREQUAL "openmpi")
+  taskgrid_error_test(foreign_launcher 1 1 STATUS 2 ALONE
+    ENV PMI_SIZE=2 PMI_RANK=1
+    REGEX "error: taskgrid: rank 1: launched as rank 1 of 2 by PMI_SIZE but MPI sees a single rank: the program's MPI [(]Open MPI[)] does not match the launcher. start it with mpirun.openmpi"
+    ARGS succeed)
+else()
+  taskgrid_error_test(foreign_launcher 1 1 STATUS 2 ALONE
+    ENV OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1
+    REGEX "error: taskgrid: rank 1: launched as rank 1 of 2 by OMPI_COMM_WORLD_SIZE but MPI sees a single rank: the program's MPI [(]MPICH[)] does not match the launcher. start it with mpiexec.mpich"
+    ARGS succeed)
+endif()
 # Slurm: a job step (srun sets SLURM_STEP_ID) of two tasks counts; inside a
 # batch script without srun (no step id) one process is all there is.
 taskgrid_error_test(foreign_launcher_slurm_step 1 1 STATUS 2 ALONE
@@ -525,6 +534,15 @@ taskgrid_error_test(cluster_fetch_to_rank 2 1 STATUS 3
 # that rank names it, rank 0 names the rank, and the whole job exits 2 within
 # the timeout (the other ranks used to wait in MPI_Init_thread for ever).
 #   taskgrid_mpmd_bad_setting(<ranks> <bad rank> <VAR> <value> <regex>)
+# The launcher's option that sets one variable for one part of an MPMD launch:
+# MPICH's Hydra `-env VAR VALUE`, Open MPI's mpirun `-x VAR=VALUE`.
+function(taskgrid_mpmd_env out var value)
+  if(TASKGRID_MPI STREQUAL "openmpi")
+    set(${out} -x ${var}=${value} PARENT_SCOPE)
+  else()
+    set(${out} -env ${var} ${value} PARENT_SCOPE)
+  endif()
+endfunction()
 function(taskgrid_mpmd_bad_setting ranks bad var value regex)
   set(launch ${MPIEXEC_EXECUTABLE})
   math(EXPR last "${ranks} - 1")
@@ -534,7 +552,8 @@ function(taskgrid_mpmd_bad_setting ranks bad var value regex)
     endif()
     list(APPEND launch -n 1)
     if(r EQUAL bad)
-      list(APPEND launch -env ${var} ${value})
+      taskgrid_mpmd_env(env_flag ${var} ${value})
+      list(APPEND launch ${env_flag})
     endif()
     list(APPEND launch $<TARGET_FILE:taskgrid-error-cases> start_only)
   endforeach()
@@ -557,6 +576,8 @@ taskgrid_mpmd_bad_setting(4 3 TASKGRID_STATS maybe "TASKGRID_STATS=.maybe. is no
 
 # Ranks started with different job-wide settings (an MPMD command line): every
 # rank stops at start-up naming the settings, values and ranks (they used to hang).
+taskgrid_mpmd_env(_channels_8 TASKGRID_CHANNELS 8)
+taskgrid_mpmd_env(_mode_spmd TASKGRID_MODE spmd)
 add_test(NAME runtime.error.settings_differ.np3
          COMMAND ${Python3_EXECUTABLE} ${_taskgrid_expect_failure} --timeout 30 --status 2
                  --regex "rank 0: taskgrid::start: TASKGRID_MODE differs between ranks: .cluster. on ranks 0 2, .spmd. on rank 1. TASKGRID_CHANNELS differs between ranks: .4. on ranks 0 2, .8. on rank 1"
@@ -564,7 +585,7 @@ add_test(NAME runtime.error.settings_differ.np3
                  --regex "rank 2: taskgrid::start: TASKGRID_MODE differs"
                  --
                  ${MPIEXEC_EXECUTABLE} -n 1 $<TARGET_FILE:taskgrid-error-cases> settings_differ
-                 : -n 1 -env TASKGRID_CHANNELS 8 -env TASKGRID_MODE spmd
+                 : -n 1 ${_channels_8} ${_mode_spmd}
                    $<TARGET_FILE:taskgrid-error-cases> settings_differ
                  : -n 1 $<TARGET_FILE:taskgrid-error-cases> settings_differ)
 set_tests_properties(runtime.error.settings_differ.np3 PROPERTIES

@@ -195,8 +195,10 @@ int run_failing_task(taskgrid::TaskFunction fn, int rank,
 
 // The launcher's rank (this process's rank once the runtime is gone).
 int launcher_rank() {
-  const char* value = std::getenv("PMI_RANK");
-  return value ? std::atoi(value) : 0;
+  // MPICH's Hydra sets PMI_RANK, Open MPI's mpirun OMPI_COMM_WORLD_RANK.
+  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK"})
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  return 0;
 }
 
 // The body given to taskgrid::run(): one task per rank on one handle, then

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "comm/mpi/collectives.h"
+#include "comm/mpi/family.h"
 #include "comm/mpi/heartbeat.h"
 #include "comm/mpi/task_channels.h"
 #include "comm/mpi/transport.h"
@@ -28,6 +29,7 @@ MpiStart start_mpi(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    prepare_mpi_start();
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &start.thread_level);
     start.started_here = true;
   } else {
@@ -93,7 +95,7 @@ void MpiBackend::finish(int seconds, int exit_status) {
   const int rank = state_->transport->rank();
   state_->collectives.reset();
   state_->transport.reset();
-  if (!state_->started_mpi) return;
+  if (!state_->started_mpi && !finalize_for_program_) return;
   if (seconds > 0) {
     std::thread([seconds, rank, exit_status] {
       std::this_thread::sleep_for(std::chrono::seconds(seconds));

@@ -61,10 +61,16 @@ class MpiBackend {
   // say so and exit with `exit_status` (seen with Debian's MPICH over TCP,
   // after all of the job's work was done).
   void finish(int seconds, int exit_status);
+  // finish() finalizes MPI even though the program started it: for a process
+  // that exits without returning to the program (a cluster-mode worker), so
+  // the program's own MPI_Finalize never runs. Open MPI's launcher reports a
+  // process that exits without it as an abnormal end; MPICH's does not.
+  void finalize_for_program() { finalize_for_program_ = true; }
 
  private:
   struct State;
   std::unique_ptr<State> state_;
+  bool finalize_for_program_ = false;
 };
 
 }  // namespace taskgrid::comm::mpi
