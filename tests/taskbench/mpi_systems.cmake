@@ -31,8 +31,14 @@ set(_taskbench_mpi_configs mpi.np1:mpi:1:1 mpi.np2:mpi:2:1 mpi.np4:mpi:4:1
     mpi_omp.np2.w2:mpi_omp:2:2)
 
 # taskbench_mpi_vector(<name> <tasks> <deps> <flops> <bytes> <flags>...)
-# Joins the configurations' batches, or runs alone in each.
+# Joins the configurations' batches, or runs alone in each. Every vector is
+# also listed in the global property TASKBENCH_MPI_VECTORS
+# ("NAME|TASKS|DEPS|FLOPS|BYTES|FLAGS", flags space-separated) for other
+# systems that run the same vectors (starpu_system.cmake).
 function(taskbench_mpi_vector name tasks deps flops bytes)
+  string(JOIN " " _flags ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY TASKBENCH_MPI_VECTORS
+               "${name}|${tasks}|${deps}|${flops}|${bytes}|${_flags}")
   taskbench_vector_spec(spec ${name} ${tasks} ${deps} ${flops} ${bytes} ${ARGN})
   if(spec)
     foreach(config IN LISTS _taskbench_mpi_configs)

@@ -369,7 +369,7 @@ Global options:
   -skip-graph-validation   accepted for compatibility (no effect)
   -json FILE               also write the report as JSON to FILE
   -broadcast BYTES         one extra buffer read and verified by every task
-  -worker N                worker threads per process (omp, mpi_omp)
+  -worker N                worker threads per process (omp, mpi_omp, starpu)
 
 Graph options (each -and starts a new graph from the defaults):
   -steps T (4)  -width W (4)  -type NAME (trivial)  -radix R (3)
