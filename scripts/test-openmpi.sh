@@ -13,7 +13,7 @@ scripts/bootstrap.sh
 scripts/build-openmpi.sh
 cd "${TASKGRID_OPENMPI_BUILD_DIR:-build-openmpi}"
 tests='^(runtime\.differential|taskbench\.(taskgrid|taskgrid_spmd|starpu)\.|taskbench_mpi\.mpi\.|'
-tests+='taskbench\.starpu|runtime\.task_comm\.|pgas\.|install\.|examples\.first_program|'
+tests+='taskbench_starpu\.|runtime\.task_comm\.|pgas\.|install\.|examples\.first_program|'
 tests+='runtime\.error\.(rank|last_rank|finalize_hangs|task_throws|task_segfaults|mpmd_|'
 tests+='settings_differ|foreign_launcher|run_))'
 ctest --output-on-failure -j 2 --timeout 300 -R "$tests" "$@"
