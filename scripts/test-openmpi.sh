@@ -4,7 +4,8 @@
 # 1-4 ranks, the tests that exercise MPI: the differential random graphs in
 # both modes, the Task Bench vectors of mpi, taskgrid and taskgrid_spmd (and
 # starpu, built only here), PGAS with Cannon and Minimod, task-aware
-# communication, failure detection (lost, stopped and failing ranks), the
+# communication, the OpenMP offload plugin, failure detection (lost, stopped
+# and failing ranks), the
 # start-up checks across ranks, and the side-by-side install. The unit tests
 # do not touch MPI and run in the MPICH build only. Extra arguments go to ctest.
 set -euo pipefail
@@ -13,7 +14,8 @@ scripts/bootstrap.sh
 scripts/build-openmpi.sh
 cd "${TASKGRID_OPENMPI_BUILD_DIR:-build-openmpi}"
 tests='^(runtime\.differential|taskbench\.(taskgrid|taskgrid_spmd|starpu)\.|taskbench_mpi\.mpi\.|'
-tests+='taskbench_starpu\.|runtime\.task_comm\.|pgas\.|install\.|examples\.first_program|'
+tests+='taskbench_starpu\.|runtime\.task_comm\.|pgas\.|install\.|examples\.first_program|offload\.|'
+tests+='taskbench\.omp_target\.|'
 tests+='runtime\.error\.(rank|last_rank|finalize_hangs|task_throws|task_segfaults|mpmd_|'
 tests+='settings_differ|foreign_launcher|run_))'
 ctest --output-on-failure -j 2 --timeout 300 -R "$tests" "$@"
