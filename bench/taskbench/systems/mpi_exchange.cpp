@@ -418,6 +418,31 @@ TaskArgs GraphExchange::task_args(const Step& step, int64_t point, TaskScratch& 
 // ---------------------------------------------------------------------------
 // Driver
 
+int report_run(const World& world, const BenchConfig& config, const char* name, double elapsed,
+               const ExecutionCounts& counts, int threads_per_rank) {
+  int status = 0;
+  const int64_t local_counts[2] = {counts.tasks, counts.inputs};
+  int64_t total_counts[2] = {0, 0};
+  TASKBENCH_MPI_CHECK(
+      MPI_Reduce(local_counts, total_counts, 2, MPI_INT64_T, MPI_SUM, 0, world.comm));
+  int max_threads = 0;
+  TASKBENCH_MPI_CHECK(
+      MPI_Reduce(&threads_per_rank, &max_threads, 1, MPI_INT, MPI_MAX, 0, world.comm));
+  if (world.rank == 0) {
+    RunInfo info;
+    info.system = name;
+    info.ranks = world.size;
+    info.threads_per_rank = max_threads;
+    info.elapsed_seconds = elapsed;
+    info.counts.tasks = total_counts[0];
+    info.counts.inputs = total_counts[1];
+    status = finish_run(config, info);
+    std::fflush(stdout);
+  }
+  TASKBENCH_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, world.comm));
+  return status;
+}
+
 int run_system(int argc, char** argv, const char* name, int thread_level, System& system) {
   World world = initialize(&argc, &argv, thread_level);
   BenchConfig config;
@@ -471,24 +496,7 @@ int run_system(int argc, char** argv, const char* name, int thread_level, System
     elapsed = MPI_Wtime() - start;
   }
 
-  const int64_t local_counts[2] = {counts.tasks, counts.inputs};
-  int64_t total_counts[2] = {0, 0};
-  TASKBENCH_MPI_CHECK(
-      MPI_Reduce(local_counts, total_counts, 2, MPI_INT64_T, MPI_SUM, 0, world.comm));
-  int max_threads = 0;
-  TASKBENCH_MPI_CHECK(MPI_Reduce(&threads, &max_threads, 1, MPI_INT, MPI_MAX, 0, world.comm));
-  if (world.rank == 0) {
-    RunInfo info;
-    info.system = name;
-    info.ranks = world.size;
-    info.threads_per_rank = max_threads;
-    info.elapsed_seconds = elapsed;
-    info.counts.tasks = total_counts[0];
-    info.counts.inputs = total_counts[1];
-    status = finish_run(config, info);
-    std::fflush(stdout);
-  }
-  TASKBENCH_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, world.comm));
+  status = report_run(world, config, name, elapsed, counts, threads);
   graphs.clear();  // frees datatypes before MPI_Finalize
   finalize(world);
   return status;

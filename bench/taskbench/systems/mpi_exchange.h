@@ -235,6 +235,12 @@ class System {
                          ExecutionCounts& counts) = 0;
 };
 
+// The end of a timed run on every rank: sums the counts and takes the most
+// threads per rank onto rank 0, which prints the report (finish_run); returns
+// its exit status on every rank. Collective over `world`.
+int report_run(const World& world, const BenchConfig& config, const char* name, double elapsed,
+               const ExecutionCounts& counts, int threads_per_rank);
+
 // The whole program: init, parse (usage errors printed by rank 0 only),
 // configuration, plans, untimed warm-up pass and timed pass (barrier +
 // MPI_Wtime around each), reduction of counts, finish_run on rank 0, and the

@@ -539,25 +539,8 @@ int main(int argc, char** argv) {
     counts.tasks += c.counts.tasks;
     counts.inputs += c.counts.inputs;
   }
-  const int64_t local_counts[2] = {counts.tasks, counts.inputs};
-  int64_t total_counts[2] = {0, 0};
-  TASKBENCH_MPI_CHECK(
-      MPI_Reduce(local_counts, total_counts, 2, MPI_INT64_T, MPI_SUM, 0, world.comm));
-  const int threads = static_cast<int>(starpu_cpu_worker_get_count());
-  int max_threads = 0;
-  TASKBENCH_MPI_CHECK(MPI_Reduce(&threads, &max_threads, 1, MPI_INT, MPI_MAX, 0, world.comm));
-  if (world.rank == 0) {
-    RunInfo info;
-    info.system = "starpu";
-    info.ranks = world.size;
-    info.threads_per_rank = max_threads;
-    info.elapsed_seconds = elapsed;
-    info.counts.tasks = total_counts[0];
-    info.counts.inputs = total_counts[1];
-    status = finish_run(config, info);
-    std::fflush(stdout);
-  }
-  TASKBENCH_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, world.comm));
+  status = report_run(world, config, "starpu", elapsed, counts,
+                      static_cast<int>(starpu_cpu_worker_get_count()));
 
   for (GraphData& data : graphs)
     for (starpu_data_handle_t handle : data.handles) starpu_data_unregister(handle);

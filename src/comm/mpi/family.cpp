@@ -12,23 +12,17 @@ namespace {
 // sm for shared-memory windows (MPI_Win_allocate_shared, and MPI_Win_allocate
 // within a node), ucx for windows over memory the program owns (MPI_Win_create).
 constexpr const char* kOpenMpiOsc = "sm,ucx";
+
+#if defined(OPEN_MPI) && OPEN_MPI
+constexpr bool kOpenMpi = true;
+#else
+constexpr bool kOpenMpi = false;
+#endif
 }  // namespace
 
-const char* mpi_family() {
-#if defined(OPEN_MPI) && OPEN_MPI
-  return "Open MPI";
-#else
-  return "MPICH";
-#endif
-}
+const char* mpi_family() { return kOpenMpi ? "Open MPI" : "MPICH"; }
 
-const char* mpi_launcher() {
-#if defined(OPEN_MPI) && OPEN_MPI
-  return "mpirun.openmpi";
-#else
-  return "mpiexec.mpich";
-#endif
-}
+const char* mpi_launcher() { return kOpenMpi ? "mpirun.openmpi" : "mpiexec.mpich"; }
 
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -40,13 +34,11 @@ std::string mpi_library_version() {
 }
 
 void prepare_mpi_start() {
-#if defined(OPEN_MPI) && OPEN_MPI
-  setenv("OMPI_MCA_osc", kOpenMpiOsc, /*overwrite=*/0);
-#endif
+  if (kOpenMpi) setenv("OMPI_MCA_osc", kOpenMpiOsc, /*overwrite=*/0);
 }
 
 std::string one_sided_problem() {
-#if defined(OPEN_MPI) && OPEN_MPI
+  if (!kOpenMpi) return {};
   // Open MPI reads the component list from OMPI_MCA_osc at MPI_Init (mpirun's
   // --mca osc LIST sets it too). Unset, it may choose osc/rdma.
   const char* text = std::getenv("OMPI_MCA_osc");
@@ -66,7 +58,6 @@ std::string one_sided_problem() {
   if (pt2pt_only)
     return "Open MPI's osc/pt2pt does not support MPI_THREAD_MULTIPLE; run with OMPI_MCA_osc=" +
            std::string(kOpenMpiOsc);
-#endif
   return {};
 }
 
