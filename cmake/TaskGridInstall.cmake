@@ -33,6 +33,10 @@ install(FILES ${PROJECT_BINARY_DIR}/include/taskgrid/version.h
 install(PROGRAMS tools/timeline/taskgrid_timeline.py DESTINATION ${CMAKE_INSTALL_BINDIR}
         RENAME taskgrid-timeline)
 
+# The launcher helper that relaunches a job from its last checkpoint after
+# a lost rank (src/runtime/taskgrid-run; the same for every MPI).
+install(PROGRAMS src/runtime/taskgrid-run DESTINATION ${CMAKE_INSTALL_BINDIR})
+
 install(EXPORT TaskGridTargets NAMESPACE TaskGrid:: DESTINATION ${TASKGRID_INSTALL_CMAKEDIR})
 # The MPI wrappers TaskGrid was built with become the consumer's defaults.
 set(TASKGRID_MPI_C_COMPILER "${MPI_C_COMPILER}")

@@ -92,7 +92,8 @@ BUILD_DIR=${TASKGRID_BUILD_DIR:-$ROOT/build}
 
 # --- Debian packages --------------------------------------------------------
 DEB_PACKAGES=(build-essential cmake pkg-config mpich libmpich-dev libopenblas-dev
-              libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev python3 python3-venv)
+              libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev zlib1g-dev
+              python3 python3-venv)
 install_debian_packages "${DEB_PACKAGES[@]}"
 for tool in mpicc.mpich mpicxx.mpich mpiexec.mpich; do
   command -v "$tool" >/dev/null || { log "error: $tool not found after installing mpich"; exit 1; }

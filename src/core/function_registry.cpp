@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -78,6 +79,22 @@ std::string unregistered_message(TaskFunction fn) {
 }
 
 }  // namespace
+
+uint64_t function_table_hash() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  // In id order: registration order may differ between builds.
+  std::map<uint32_t, const std::string*> ordered;
+  for (const auto& [id, name] : r.names) ordered.emplace(id, &name);
+  uint64_t hash = 14695981039346656037ull;
+  const auto mix = [&hash](unsigned char byte) { hash = (hash ^ byte) * 1099511628211ull; };
+  for (const auto& [id, name] : ordered) {
+    for (int shift = 0; shift < 32; shift += 8) mix(static_cast<unsigned char>(id >> shift));
+    for (const char c : *name) mix(static_cast<unsigned char>(c));
+    mix(0);
+  }
+  return hash;
+}
 
 const RegisteredFunction* find_function(FunctionId id) {
   // Every task looks its function up twice (planner, engine): a per-thread

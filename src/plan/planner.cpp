@@ -85,6 +85,11 @@ int Planner::owner(DataHandle handle) {
   return analysis_.tracker().state(handle).owner;
 }
 
+int Planner::holder(DataHandle handle) {
+  std::lock_guard lock(mutex_);
+  return analysis_.tracker().state(handle).where.source();
+}
+
 DataHandle Planner::enter_data(void* host, size_t bytes, int owner, bool fill) {
   if (fill && !host && bytes > 0)
     throw Error("taskgrid::enter_data: null pointer with a non-zero size");

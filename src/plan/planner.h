@@ -112,6 +112,9 @@ class Planner final : public core::EngineListener {
   uint64_t in_flight_for_tests();
   size_t in_flight_moved_aside_for_tests();
   int owner(DataHandle handle);
+  // The rank the current version of `handle` is (or will be) sent from:
+  // its producer while it holds it (checkpoints write it there).
+  int holder(DataHandle handle);
 
   // EngineListener (engine thread).
   void on_completed(const comm::wire::Completed* records, size_t count) override;

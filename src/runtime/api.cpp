@@ -26,6 +26,7 @@
 #include "runtime/crash_handlers.h"
 #include "runtime/internal_api.h"
 #include "runtime/options.h"
+#include "runtime/recovery.h"
 #include "runtime/watchdog.h"
 #include "trace/trace.h"
 
@@ -65,6 +66,9 @@ struct Runtime {
   std::unique_ptr<plan::Planner> planner;
   std::unique_ptr<runtime::Watchdog> watchdog;
   std::unique_ptr<comm::Thread> engine_thread;  // started through the transport seam
+  // Checkpoints and restart (TASKGRID_CHECKPOINT, TASKGRID_RESTART): on the
+  // ranks that run the program, when either is set.
+  std::unique_ptr<runtime::Recovery> recovery;
 };
 
 Runtime* state = nullptr;
@@ -232,6 +236,7 @@ int shut_down_rank(int exit_status) {
     print_stats(collectives, rt.engine->stats(),
                 rt.planner ? rt.planner->placement_report() : std::string(),
                 untimed_reason(rt.options));
+  rt.recovery.reset();
   rt.planner.reset();
   rt.divergence.reset();
   rt.engine.reset();
@@ -442,7 +447,8 @@ int open_devices(Runtime& rt, device::LinkEstimate& link) {
 // Collective, right after MPI starts: where any rank's settings are bad, every
 // rank with a bad setting prints its message, rank 0 names the ranks that had
 // one (when it had none itself), and the whole job exits with status 2.
-void stop_on_bad_settings(comm::mpi::MpiBackend& backend, std::string error, int finalize_timeout) {
+void stop_on_bad_settings(comm::mpi::MpiBackend& backend, std::string error, int finalize_timeout,
+                          const char* what = "bad TaskGrid settings") {
   comm::Collectives& collectives = backend.collectives();
   uint64_t any_bad = error.empty() ? 0 : 1;
   if (collectives.size() > 1) collectives.allreduce_max(&any_bad, 1);
@@ -465,13 +471,53 @@ void stop_on_bad_settings(comm::mpi::MpiBackend& backend, std::string error, int
         ranks += std::to_string(r);
       }
     std::fprintf(stderr,
-                 "error: taskgrid: rank 0: stopping the job: bad TaskGrid settings on rank(s) %s "
+                 "error: taskgrid: rank 0: stopping the job: %s on rank(s) %s "
                  "(their messages say which)\n",
-                 ranks.c_str());
+                 what, ranks.c_str());
   }
   std::fflush(stderr);
   backend.finish(finalize_timeout, 2);
   std::exit(2);
+}
+
+runtime::RecoverySettings recovery_settings(const runtime::RuntimeOptions& options) {
+  runtime::RecoverySettings settings;
+  settings.checkpoint_dir = options.checkpoint_dir;
+  settings.every = options.checkpoint_every;
+  settings.keep = options.checkpoint_keep;
+  settings.restart_dir = options.restart_dir;
+  return settings;
+}
+
+// Collective, at start-up: every rank reads its part of the checkpoint to
+// restart from (cluster mode's serving ranks restore versions too); where
+// any rank cannot, or the ranks see different checkpoints, the job stops on
+// every rank with status 2 (a refused checkpoint: relaunching cannot help).
+void prepare_restart(comm::mpi::MpiBackend& backend, const runtime::RecoverySettings& settings,
+                     const runtime::RuntimeOptions& options) {
+  comm::Collectives& collectives = backend.collectives();
+  uint64_t restart_point = 0;
+  std::string error = runtime::prepare_recovery(settings, collectives.rank(), collectives.size(),
+                                                options.mode, restart_point);
+  // The newest checkpoint each rank found, and whether any failed: a folder
+  // that is not one shared folder shows here.
+  uint64_t seen[3] = {restart_point, ~restart_point, error.empty() ? 0u : 1u};
+  if (collectives.size() > 1) collectives.allreduce_max(seen, 3);
+  if (error.empty() && seen[2] == 0 && seen[0] != ~seen[1])
+    error = "TASKGRID_RESTART=" + settings.restart_dir +
+            ": the ranks see different newest checkpoints (after " + std::to_string(~seen[1]) +
+            " to " + std::to_string(seen[0]) +
+            " submissions): the folder must be one folder shared by every rank";
+  stop_on_bad_settings(backend, error, options.finalize_timeout_seconds,
+                       "a checkpoint it cannot restart from");
+  if (restart_point > 0 && collectives.rank() == 0) {
+    std::fprintf(stderr,
+                 "taskgrid: rank 0: restarting from %s/ckpt-%llu: the first %llu submissions are "
+                 "replayed\n",
+                 settings.restart_dir.c_str(), static_cast<unsigned long long>(restart_point),
+                 static_cast<unsigned long long>(restart_point));
+    std::fflush(stderr);
+  }
 }
 
 // Starts this rank. Returns true where the program runs (rank 0 in cluster
@@ -527,6 +573,8 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   // waits): give it its slot, and its signal stack, now.
   exec::this_thread_running_task();
   check_settings_agree(collectives, rt->options);
+  const runtime::RecoverySettings recovery = recovery_settings(rt->options);
+  if (recovery.enabled()) prepare_restart(*rt->backend, recovery, rt->options);
   trace::configure(rank);
   rt->watchdog = make_watchdog(*rt->backend, rt->options);
 
@@ -574,6 +622,9 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
     state->planner = std::make_unique<plan::Planner>(*state->engine, config);
     state->engine->set_listener(state->planner.get());
     state->engine_thread = state->backend->transport().start_thread([] { run_engine(); });
+    if (recovery.enabled())
+      state->recovery = std::make_unique<runtime::Recovery>(*state->planner, rank, transport.size(),
+                                                            state->options.mode);
     return true;
   }
   return false;
@@ -605,6 +656,7 @@ int run(int argc, char** argv, const std::function<int(int, char**)>& main_fn,
 int finish(int exit_status) {
   refuse_inside_task("finish");
   Runtime& rt = running();
+  if (rt.recovery) rt.recovery->finishing();
   if (rt.planner) rt.planner->shutdown();
   if (rt.engine_thread) {
     rt.engine_thread->join();
@@ -628,34 +680,56 @@ int chosen_rank(const char* call, int rank) {
                 " is negative (give a rank, or taskgrid::all_ranks)");
   return rank;
 }
-void fetch_and_release(DataHandle h, int rank) {
-  plan::Planner& p = planner_outside_task("exit_data");
+// fetch / exit_data, through the checkpoint's replay where one is restarted from.
+void fetch_to(const char* call, DataHandle h, int rank, bool release) {
+  plan::Planner& p = planner_outside_task(call);
+  runtime::Recovery* recovery = state->recovery.get();
+  if (recovery && !recovery->fetching(h, rank, release)) {
+    if (release) p.release(h);
+    return;
+  }
   p.fetch(h, rank);
-  p.release(h);
+  if (recovery) recovery->fetched(h, rank, release);
+  if (release) p.release(h);
 }
 }  // namespace
 
-DataHandle enter_data(void* host, size_t bytes) {
-  return planner_outside_task("enter_data").enter_data(host, bytes, -1);
+namespace {
+DataHandle enter(void* host, size_t bytes, int owner, bool fill) {
+  plan::Planner& p = planner_outside_task("enter_data");
+  runtime::Recovery* recovery = state->recovery.get();
+  if (!recovery) return p.enter_data(host, bytes, owner, fill);
+  // Replayed: the handle is made, its bytes come from the checkpoint.
+  if (!recovery->entering(bytes, owner)) fill = false;
+  const DataHandle h = p.enter_data(host, bytes, owner, fill);
+  recovery->entered(h, host, bytes);
+  return h;
 }
+}  // namespace
+
+DataHandle enter_data(void* host, size_t bytes) { return enter(host, bytes, -1, true); }
 DataHandle enter_data(void* host, size_t bytes, int owner) {
   if (owner < 0)
     throw Error("taskgrid::enter_data: owner rank " + std::to_string(owner) + " is negative");
-  return planner_outside_task("enter_data").enter_data(host, bytes, owner);
+  return enter(host, bytes, owner, true);
 }
 int owner(DataHandle h) { return planner().owner(h); }
 
 DataHandle detail::enter_data_unfilled(void* host, size_t bytes) {
-  return planner_outside_task("enter_data").enter_data(host, bytes, -1, false);
+  return enter(host, bytes, -1, false);
 }
 bool is_spmd() { return running().options.mode == Mode::spmd; }
-void fetch(DataHandle h) { planner_outside_task("fetch").fetch(h); }
-void fetch(DataHandle h, int rank) {
-  planner_outside_task("fetch").fetch(h, chosen_rank("fetch", rank));
+void fetch(DataHandle h) { fetch_to("fetch", h, plan::Planner::kHome, false); }
+void fetch(DataHandle h, int rank) { fetch_to("fetch", h, chosen_rank("fetch", rank), false); }
+void exit_data(DataHandle h) { fetch_to("exit_data", h, plan::Planner::kHome, true); }
+void exit_data(DataHandle h, int rank) {
+  fetch_to("exit_data", h, chosen_rank("exit_data", rank), true);
 }
-void exit_data(DataHandle h) { fetch_and_release(h, plan::Planner::kHome); }
-void exit_data(DataHandle h, int rank) { fetch_and_release(h, chosen_rank("exit_data", rank)); }
-void release(DataHandle h) { planner_outside_task("release").release(h); }
+void release(DataHandle h) {
+  plan::Planner& p = planner_outside_task("release");
+  if (state->recovery) state->recovery->releasing(h);
+  p.release(h);
+}
 
 namespace {
 // Out of line: the test on the way costs two comparisons, the messages a
@@ -677,8 +751,11 @@ void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
                    const TaskOptions& options, const void* args, size_t args_size) {
   // The program's own list: never null. Only the arguments can be.
   check_packed_args(args, args_size);
-  planner_outside_task("submit").submit(fn, accesses.begin(), accesses.size(), options, args,
-                                        args_size);
+  plan::Planner& p = planner_outside_task("submit");
+  if (state->recovery && !state->recovery->submitting(fn, accesses.begin(), accesses.size(), args,
+                                                      args_size, options.channel)) [[unlikely]]
+    return;
+  p.submit(fn, accesses.begin(), accesses.size(), options, args, args_size);
 }
 void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesses,
                    const TaskOptions& options, const void* args, size_t args_size) {
@@ -686,13 +763,20 @@ void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesse
     throw Error("taskgrid::submit_packed: null accesses with num_accesses " +
                 std::to_string(num_accesses));
   check_packed_args(args, args_size);
-  planner_outside_task("submit").submit(fn, accesses, num_accesses, options, args, args_size);
+  plan::Planner& p = planner_outside_task("submit");
+  if (state->recovery && !state->recovery->submitting(fn, accesses, num_accesses, args, args_size,
+                                                      options.channel)) [[unlikely]]
+    return;
+  p.submit(fn, accesses, num_accesses, options, args, args_size);
 }
 
 void detail::submit_typed(FunctionId fn, std::initializer_list<DataAccess> accesses,
                           const TaskOptions& options, const void* args, size_t args_size,
                           const ArgType* types, size_t num_types) {
   plan::Planner& planner = planner_outside_task("submit");
+  if (state->recovery && !state->recovery->submitting(fn, accesses.begin(), accesses.size(), args,
+                                                      args_size, options.channel)) [[unlikely]]
+    return;
   if (!state->options.check) {
     planner.submit(fn, accesses.begin(), accesses.size(), options, args, args_size);
     return;
@@ -706,7 +790,15 @@ void detail::submit_typed(FunctionId fn, std::initializer_list<DataAccess> acces
                  typed.size() - args_size);
 }
 
-void wait_all() { planner_outside_task("wait_all").wait_all(); }
-void wait(DataHandle h) { planner_outside_task("wait").wait(h); }
+void wait_all() {
+  plan::Planner& p = planner_outside_task("wait_all");
+  if (state->recovery && !state->recovery->waiting(0)) return;
+  p.wait_all();
+}
+void wait(DataHandle h) {
+  plan::Planner& p = planner_outside_task("wait");
+  if (state->recovery && !state->recovery->waiting(h.id)) return;
+  p.wait(h);
+}
 
 }  // namespace taskgrid

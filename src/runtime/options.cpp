@@ -206,6 +206,24 @@ const Setting kSettings[] = {
            read_seconds(name, value, 1e9, "must be a number of seconds (0: no limit)");
      },
      nullptr, true},
+    {"TASKGRID_CHECKPOINT", "(none)",
+     "folder of the job's checkpoints (one every TASKGRID_CHECKPOINT_EVERY submissions; every "
+     "rank must see it: a shared file system)",
+     [](RuntimeOptions& o, const char*, const char* value) { o.checkpoint_dir = value; }},
+    {"TASKGRID_CHECKPOINT_EVERY", "1000",
+     "submissions between checkpoints (with TASKGRID_CHECKPOINT)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.checkpoint_every = static_cast<uint64_t>(
+           read_number(name, value, 1, kNoLimit, "must be a positive number of submissions"));
+     }},
+    {"TASKGRID_CHECKPOINT_KEEP", "1", "complete checkpoints kept (older ones are removed)",
+     [](RuntimeOptions& o, const char* name, const char* value) {
+       o.checkpoint_keep = static_cast<int>(
+           read_number(name, value, 1, 1000, "must be a whole number from 1 to 1000"));
+     }},
+    {"TASKGRID_RESTART", "(none)",
+     "restart from the newest complete checkpoint in this folder (same program, same ranks)",
+     [](RuntimeOptions& o, const char*, const char* value) { o.restart_dir = value; }},
     {"TASKGRID_CHECK", "0",
      "1: checked mode for task code: guard zones around task buffers, in buffers verified "
      "unchanged, arguments read as the types they were submitted as (slower)",
@@ -371,6 +389,11 @@ RuntimeOptions read_options_from_environment() {
   for (const Setting& setting : kSettings)
     if (setting.parse)
       if (const char* value = variable(setting.name)) setting.parse(options, setting.name, value);
+  if (options.checkpoint_dir.empty() && options.checkpoint_every > 0)
+    throw Error(
+        "taskgrid: TASKGRID_CHECKPOINT_EVERY is set but TASKGRID_CHECKPOINT (the folder) is not");
+  if (!options.checkpoint_dir.empty() && options.checkpoint_every == 0)
+    options.checkpoint_every = 1000;
   return options;
 }
 

@@ -57,6 +57,11 @@ struct RuntimeOptions {
   int device_streams = 4;      // TASKGRID_DEVICE_STREAMS: streams out per device
   size_t device_staging_bytes = size_t{4} << 20;       // TASKGRID_DEVICE_STAGING_BYTES
   GpuAwareMpi gpu_aware_mpi = GpuAwareMpi::automatic;  // TASKGRID_GPU_AWARE_MPI
+  // Checkpoint and restart (runtime/recovery.h).
+  std::string checkpoint_dir;     // TASKGRID_CHECKPOINT ("": none)
+  uint64_t checkpoint_every = 0;  // TASKGRID_CHECKPOINT_EVERY (0: default 1000 when checkpointing)
+  int checkpoint_keep = 1;        // TASKGRID_CHECKPOINT_KEEP
+  std::string restart_dir;        // TASKGRID_RESTART ("": a fresh start)
 };
 
 // Throws taskgrid::Error naming the variable and the accepted values.
