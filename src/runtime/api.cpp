@@ -745,6 +745,14 @@ inline void check_packed_args(const void* args, size_t args_size) {
   if (args_size > max_task_args_bytes || (!args && args_size > 0)) [[unlikely]]
     bad_packed_args(args, args_size);
 }
+// With checkpoints or a restart: numbers and hashes the submission (and may
+// take a checkpoint first); true where a restarted run replays it (no task
+// runs). Otherwise one test of a null pointer on every submission's path.
+inline bool replayed(FunctionId fn, const DataAccess* accesses, size_t count,
+                     const TaskOptions& options, const void* args, size_t args_size) {
+  runtime::Recovery* recovery = state->recovery.get();
+  return recovery && !recovery->submitting(fn, accesses, count, args, args_size, options.channel);
+}
 }  // namespace
 
 void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
@@ -752,8 +760,7 @@ void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
   // The program's own list: never null. Only the arguments can be.
   check_packed_args(args, args_size);
   plan::Planner& p = planner_outside_task("submit");
-  if (state->recovery && !state->recovery->submitting(fn, accesses.begin(), accesses.size(), args,
-                                                      args_size, options.channel)) [[unlikely]]
+  if (replayed(fn, accesses.begin(), accesses.size(), options, args, args_size)) [[unlikely]]
     return;
   p.submit(fn, accesses.begin(), accesses.size(), options, args, args_size);
 }
@@ -764,8 +771,7 @@ void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesse
                 std::to_string(num_accesses));
   check_packed_args(args, args_size);
   plan::Planner& p = planner_outside_task("submit");
-  if (state->recovery && !state->recovery->submitting(fn, accesses, num_accesses, args, args_size,
-                                                      options.channel)) [[unlikely]]
+  if (replayed(fn, accesses, num_accesses, options, args, args_size)) [[unlikely]]
     return;
   p.submit(fn, accesses, num_accesses, options, args, args_size);
 }
@@ -774,8 +780,7 @@ void detail::submit_typed(FunctionId fn, std::initializer_list<DataAccess> acces
                           const TaskOptions& options, const void* args, size_t args_size,
                           const ArgType* types, size_t num_types) {
   plan::Planner& planner = planner_outside_task("submit");
-  if (state->recovery && !state->recovery->submitting(fn, accesses.begin(), accesses.size(), args,
-                                                      args_size, options.channel)) [[unlikely]]
+  if (replayed(fn, accesses.begin(), accesses.size(), options, args, args_size)) [[unlikely]]
     return;
   if (!state->options.check) {
     planner.submit(fn, accesses.begin(), accesses.size(), options, args, args_size);
