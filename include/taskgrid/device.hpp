@@ -21,7 +21,8 @@ DeviceKind device_kind(const TaskContext& context);
 
 // Runs `work` on the task's stream after the work enqueued before it, and
 // before what is enqueued after it (cudaLaunchHostFunc on CUDA: `work` must
-// not call CUDA). Throws taskgrid::Error on a CPU.
+// not call CUDA, nor wait for other work: the host work of every stream may
+// run on one thread). Throws taskgrid::Error on a CPU.
 void launch_host_work(const TaskContext& context, std::function<void()> work);
 
 // The emulated device only: where the host reads and writes the bytes of the

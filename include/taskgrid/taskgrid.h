@@ -247,7 +247,8 @@ void* tg_task_stream(const tg_task_context* ctx);
 
 /* Runs work(arg) on the task's stream, after the work enqueued on it before
  * and before the work enqueued after (cudaLaunchHostFunc on CUDA: `work`
- * must not call CUDA). It runs after the task function has returned, so it
+ * must not call CUDA nor wait for other work: the host work of every stream
+ * may run on one thread). It runs after the task function has returned, so it
  * must not use ctx, and `arg` must live until it runs (work may free it).
  * On a CPU: TG_ERROR_STATE, and nothing runs. */
 typedef void (*tg_host_work_fn)(void* arg);

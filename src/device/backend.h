@@ -67,7 +67,9 @@ class Backend {
   // the cudaStream_t on CUDA, the stream itself on the emulated device.
   virtual void* native_stream(Stream* stream) = 0;
   // Runs `function(argument)` on a host thread once the stream's earlier
-  // work is done; the stream's later work waits for it.
+  // work is done; the stream's later work waits for it. The host functions of
+  // different streams may run one at a time (CUDA runs them all on one
+  // thread): one must never wait for work of another stream.
   virtual void host_function_async(Stream* stream, void (*function)(void*), void* argument) = 0;
 
   // Host memory copies to and from the devices are fastest with, for

@@ -236,6 +236,24 @@ def test_scaling_keeps_the_rank_counts_that_ran_when_a_larger_one_runs_out_of_ti
     assert sizes[0][1] == pytest.approx(95 / 4, rel=0.05)
 
 
+def test_every_size_of_the_sweep_steps_gets_a_share_it_can_start(monkeypatch):
+    # On an H200 the offload step's 40 s gave its first size 10 s, under the 15 s a sweep
+    # needs to start: no size ran. With sweeps that take no time, every size must run.
+    runner, _ = gpu_runner(monkeypatch, {})
+    runner.deadline += 330 - runner.args.budget  # a whole run's budget
+    ran = []
+
+    def fake_metg(name, systems, cores, graph, extra, timeout, env=None):
+        ran.append(name)
+        return {"metg": {"mpi_omp": {"headline": {"metg_us": 1.0, "reason": ""}}}}
+
+    monkeypatch.setattr(runner, "metg", fake_metg)
+    runner.execute(["scaling", "offload"])
+    assert runner.outcomes["scaling"].status == "ok", runner.outcomes["scaling"].reason
+    assert runner.outcomes["offload"].status == "ok", runner.outcomes["offload"].reason
+    assert ran == [f"cpu-np{n}" for n in (2, 4, 8, 16)] + [f"offload-np{n}" for n in (2, 4, 8, 16)]
+
+
 def test_plots_are_drawn_here_from_a_report_whose_node_had_no_matplotlib(tmp_path):
     pytest.importorskip("matplotlib")
     runner = make_runner()
