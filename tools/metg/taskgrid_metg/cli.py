@@ -423,9 +423,10 @@ def main(argv: list[str] | None = None, systems: dict[str, SystemSpec] | None = 
     except ValueError as error:
         parser.error(str(error))
     for name, launch in launches.items():
-        if launch.layout.cores_used > settings.cores:
-            print(f"taskgrid-metg: warning: {name} uses {launch.layout.cores_used} cores, "
-                  f"more than --cores {settings.cores}", file=sys.stderr)
+        if launch.layout.oversubscribed:
+            print(f"taskgrid-metg: note: {name} runs {launch.layout.threads_charged} threads "
+                  f"on --cores {settings.cores}: it is charged for {settings.cores} cores",
+                  file=sys.stderr)
     if settings.dry_run:
         print_dry_run(settings, launches)
         return 0

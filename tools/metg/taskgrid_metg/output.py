@@ -111,8 +111,9 @@ def _system_rows(results: Results, system: str, launch: Launch, peak_names: list
     charged = (f" ({layout.ranks - layout.uncharged_ranks} rank(s) charged: rank 0 is the host)"
                if layout.uncharged_ranks else "")
     mpi = f", MPI {launch.mpi_family}" if launch.mpi_family else ""
-    rows = [f"{system}: {layout.ranks} rank(s) x {layout.threads} thread(s) = "
-            f"{layout.cores_used} core(s){charged}{mpi}",
+    shared = (f" sharing {layout.cores_used} core(s)" if layout.oversubscribed
+              else f" = {layout.cores_used} core(s)")
+    rows = [f"{system}: {layout.ranks} rank(s) x {layout.threads} thread(s){shared}{charged}{mpi}",
             f"  {shlex.join(command_template(launch, results.config['graph_flags']))}"]
     header = f"  {'':1} {'iter':>6} {'reps':>4} {'elapsed s':>11} {'gran µs':>10}"
     header += "".join(f" {('eff% ' + name):>16}" for name in peak_names)

@@ -133,11 +133,22 @@ class Layout:
     # Ranks whose cores are not charged: the offload host (rank 0 of an offload_plugin
     # system runs no tasks) under --host-not-charged, as the MPP's figures charge no head node.
     uncharged_ranks: int = 0
+    # The node's cores (--cores): a run with more ranks x threads than that shares them
+    # (--cores 2 --ranks taskgrid=4) and is charged for the cores it has, not for more.
+    node_cores: int = 0
+
+    @property
+    def threads_charged(self) -> int:
+        return (self.ranks - self.uncharged_ranks) * self.threads
+
+    @property
+    def oversubscribed(self) -> bool:
+        return 0 < self.node_cores < self.threads_charged
 
     @property
     def cores_used(self) -> int:
         """Cores a run is charged for; the granularity formula multiplies by this."""
-        return (self.ranks - self.uncharged_ranks) * self.threads
+        return self.node_cores if self.oversubscribed else self.threads_charged
 
 
 def resolve_layout(spec: SystemSpec, cores: int,
@@ -158,7 +169,8 @@ def resolve_layout(spec: SystemSpec, cores: int,
         return max(1, cores // other_override) if other_override else cores
 
     return Layout(ranks=ranks if ranks is not None else fill(spec.ranks, threads),
-                  threads=threads if threads is not None else fill(spec.threads, ranks))
+                  threads=threads if threads is not None else fill(spec.threads, ranks),
+                  node_cores=cores)
 
 
 @dataclass(frozen=True)
@@ -217,7 +229,8 @@ def make_launch(spec: SystemSpec, build_dir: Path, cores: int, mpiexec: list[str
         if layout.ranks < 2:
             raise ValueError(f"--host-not-charged: system '{spec.name}' needs 2 or more ranks "
                              "(rank 0 is the host, the others its devices)")
-        layout = Layout(layout.ranks, layout.threads, uncharged_ranks=1)
+        layout = Layout(layout.ranks, layout.threads, uncharged_ranks=1,
+                        node_cores=layout.node_cores)
     return Launch(spec=spec,
                   layout=layout,
                   binary=Path(build_dir) / "bin" / spec.binary,

@@ -20,6 +20,19 @@ def test_overriding_one_dimension_shares_the_node():
     assert (layout.ranks, layout.threads, layout.cores_used) == (2, 3, 6)
 
 
+def test_more_ranks_than_cores_are_charged_for_the_cores_they_share():
+    # --cores 2 --ranks taskgrid=4: four ranks share two cores; the run is charged for two
+    # (charging four would cap its efficiency at 50% and leave no METG at all).
+    layout = resolve_layout(SYSTEMS["taskgrid"], 2, ranks=4)
+    assert (layout.ranks, layout.oversubscribed, layout.cores_used) == (4, True, 2)
+    layout = resolve_layout(SYSTEMS["taskgrid_spmd"], 2, ranks=3, threads=2)
+    assert (layout.threads_charged, layout.cores_used) == (6, 2)
+    layout = resolve_layout(SYSTEMS["mpi"], 2, ranks=2)
+    assert (layout.oversubscribed, layout.cores_used) == (False, 2)
+    # Fewer ranks than cores are charged for what they use.
+    assert resolve_layout(SYSTEMS["mpi"], 16, ranks=4).cores_used == 4
+
+
 def test_inapplicable_overrides_are_rejected():
     with pytest.raises(ValueError, match="not launched through MPI"):
         resolve_layout(SYSTEMS["serial"], 4, ranks=2)
