@@ -17,27 +17,34 @@ namespace {
 
 #if defined(__linux__)
 
-// Private futexes: the words live in this process. Errors (EAGAIN: the word
-// changed; EINTR; ETIMEDOUT) are all "return and let the caller re-check".
+// Private futexes where the words live in this process, shared ones where
+// other processes map them too. Errors (EAGAIN: the word changed; EINTR;
+// ETIMEDOUT) are all "return and let the caller re-check".
 long futex(std::atomic<uint32_t>& word, int op, uint32_t value, const timespec* timeout) {
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
-  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op | FUTEX_PRIVATE_FLAG, value,
-                 timeout, nullptr, 0);
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op, value, timeout, nullptr, 0);
 }
 
-class SystemBlocking final : public Blocking {
+template <int kPrivate>
+class FutexBlocking final : public Blocking {
  public:
   void wait(std::atomic<uint32_t>& word, uint32_t expected) override {
-    futex(word, FUTEX_WAIT, expected, nullptr);
+    futex(word, FUTEX_WAIT | kPrivate, expected, nullptr);
   }
   void wait_for(std::atomic<uint32_t>& word, uint32_t expected, uint64_t timeout_ns) override {
     const timespec timeout{static_cast<time_t>(timeout_ns / 1'000'000'000),
                            static_cast<long>(timeout_ns % 1'000'000'000)};
-    futex(word, FUTEX_WAIT, expected, &timeout);
+    futex(word, FUTEX_WAIT | kPrivate, expected, &timeout);
   }
-  void wake_one(std::atomic<uint32_t>& word) override { futex(word, FUTEX_WAKE, 1, nullptr); }
-  void wake_all(std::atomic<uint32_t>& word) override { futex(word, FUTEX_WAKE, INT_MAX, nullptr); }
+  void wake_one(std::atomic<uint32_t>& word) override {
+    futex(word, FUTEX_WAKE | kPrivate, 1, nullptr);
+  }
+  void wake_all(std::atomic<uint32_t>& word) override {
+    futex(word, FUTEX_WAKE | kPrivate, INT_MAX, nullptr);
+  }
 };
+using SystemBlocking = FutexBlocking<FUTEX_PRIVATE_FLAG>;
+using SharedBlocking = FutexBlocking<0>;
 
 #else
 
@@ -53,6 +60,8 @@ class SystemBlocking final : public Blocking {
   void wake_one(std::atomic<uint32_t>& word) override { word.notify_one(); }
   void wake_all(std::atomic<uint32_t>& word) override { word.notify_all(); }
 };
+// Without futexes a sleeper in another process polls its word (above).
+using SharedBlocking = SystemBlocking;
 
 #endif
 
@@ -60,6 +69,11 @@ class SystemBlocking final : public Blocking {
 
 Blocking& system_blocking() {
   static SystemBlocking blocking;
+  return blocking;
+}
+
+Blocking& shared_blocking() {
+  static SharedBlocking blocking;
   return blocking;
 }
 

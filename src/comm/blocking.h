@@ -30,6 +30,16 @@ class Blocking {
 // The operating system's: a futex on Linux; elsewhere std::atomic's wait and
 // notify, with a timed wait that polls.
 Blocking& system_blocking();
+// The same for words in memory that other processes map too (the MPI
+// transport's doorbells): futexes without the private flag.
+Blocking& shared_blocking();
+
+// The words of a SleepWord, where they are kept outside it (in memory shared
+// between the ranks of a node, so that another process can wake its sleeper).
+struct SleepWords {
+  std::atomic<uint32_t> sequence{0};
+  std::atomic<uint32_t> sleepers{0};
+};
 
 // What Condition and Wakeup share: a sequence word bumped by every notify,
 // which sleepers sleep on, and a count of them, so that a notify makes a call
@@ -40,33 +50,40 @@ Blocking& system_blocking();
 // Every begin_wait() ends in exactly one sleep(), sleep_for() or cancel().
 class SleepWord {
  public:
-  explicit SleepWord(Blocking& blocking) : blocking_(&blocking) {}
+  explicit SleepWord(Blocking& blocking) : blocking_(&blocking), words_(&own_) {}
+  // On words kept elsewhere (`blocking` must reach them: shared_blocking()
+  // for memory shared between processes).
+  SleepWord(Blocking& blocking, SleepWords& words) : blocking_(&blocking), words_(&words) {}
+  SleepWord(const SleepWord&) = delete;
+  SleepWord& operator=(const SleepWord&) = delete;
   uint32_t begin_wait() {
-    sleepers_.fetch_add(1);
-    return sequence_.load();
+    words_->sleepers.fetch_add(1);
+    return words_->sequence.load();
   }
   void sleep(uint32_t seen) {
-    blocking_->wait(sequence_, seen);
-    sleepers_.fetch_sub(1);
+    blocking_->wait(words_->sequence, seen);
+    words_->sleepers.fetch_sub(1);
   }
   void sleep_for(uint32_t seen, uint64_t timeout_ns) {
-    blocking_->wait_for(sequence_, seen, timeout_ns);
-    sleepers_.fetch_sub(1);
+    blocking_->wait_for(words_->sequence, seen, timeout_ns);
+    words_->sleepers.fetch_sub(1);
   }
-  void cancel() { sleepers_.fetch_sub(1); }
-  void notify_one() {
-    sequence_.fetch_add(1);
-    if (sleepers_.load() > 0) blocking_->wake_one(sequence_);
-  }
+  void cancel() { words_->sleepers.fetch_sub(1); }
+  void notify_one() { notify_one(*blocking_, *words_); }
   void notify_all() {
-    sequence_.fetch_add(1);
-    if (sleepers_.load() > 0) blocking_->wake_all(sequence_);
+    words_->sequence.fetch_add(1);
+    if (words_->sleepers.load() > 0) blocking_->wake_all(words_->sequence);
+  }
+  // As notify_one() on a SleepWord over `words`, from anywhere that maps them.
+  static void notify_one(Blocking& blocking, SleepWords& words) {
+    words.sequence.fetch_add(1);
+    if (words.sleepers.load() > 0) blocking.wake_one(words.sequence);
   }
 
  private:
   Blocking* blocking_;
-  std::atomic<uint32_t> sequence_{0};
-  std::atomic<uint32_t> sleepers_{0};
+  SleepWords own_;
+  SleepWords* words_;
 };
 
 // A condition variable on Blocking, for a lock with lock() and unlock()

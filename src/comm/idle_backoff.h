@@ -8,6 +8,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -16,54 +17,97 @@
 
 namespace taskgrid::comm {
 
+// Where a Wakeup keeps its state when another process must be able to ring
+// it (the MPI transport's doorbells, in memory the ranks of a node share).
+struct WakeupWords {
+  std::atomic<uint32_t> signalled{0};
+  SleepWords sleep;
+};
+
 // A signal that a sleeping loop has something to look at: a notify while
 // nobody sleeps is kept for the next wait; one while a thread sleeps wakes it
 // (one of them if several do) through the seam's Blocking (a SleepWord).
 class Wakeup {
  public:
-  explicit Wakeup(Blocking& blocking = system_blocking()) : word_(blocking) {}
+  explicit Wakeup(Blocking& blocking = system_blocking())
+      : words_(&own_), word_(blocking, own_.sleep) {}
+  // On `shared` words where there are (others ring them with ring(); waits
+  // through shared_blocking()), else as above.
+  Wakeup(Blocking& blocking, WakeupWords* shared)
+      : words_(shared ? shared : &own_),
+        word_(shared ? shared_blocking() : blocking, words_->sleep) {}
   void notify() {
-    signalled_.store(1);
+    words_->signalled.store(1);
     word_.notify_one();
   }
+  // notify() from another process that maps `words`, after it sent their
+  // owner a message: a call only while the owner sleeps or is about to (it
+  // then looks for messages after registering, so one of the two sees the other).
+  static void ring(Blocking& blocking, WakeupWords& words) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (words.sleep.sleepers.load() == 0) return;
+    words.signalled.store(1);
+    SleepWord::notify_one(blocking, words.sleep);
+  }
   void wait_for(std::chrono::microseconds timeout) {
+    wait_for(timeout, [] { return false; });
+  }
+  // As wait_for(timeout), but does not sleep when `arrived()`, asked once
+  // registered as a sleeper, says that something came in meanwhile.
+  template <typename Arrived>
+  void wait_for(std::chrono::microseconds timeout, Arrived&& arrived) {
     const uint32_t seen = word_.begin_wait();
-    if (signalled_.load() == 0)
+    if (words_->signalled.load() == 0 && !arrived())
       word_.sleep_for(seen,
                       static_cast<uint64_t>(
                           std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()));
     else
       word_.cancel();
     // Signalled or not, the caller looks for work now.
-    signalled_.store(0);
+    words_->signalled.store(0);
   }
 
  private:
-  std::atomic<uint32_t> signalled_{0};
+  WakeupWords own_;
+  WakeupWords* words_;
   SleepWord word_;
+};
+
+// How long an idle loop spins, then yields, before it sleeps.
+struct IdlePhases {
+  std::chrono::microseconds spin;
+  std::chrono::microseconds yield;
 };
 
 class IdleBackoff {
  public:
   using clock = std::chrono::steady_clock;
+  // Where a message's sender cannot wake a sleeper (another node, no
+  // doorbell), the loop sleeps only after 2 ms without work.
+  static constexpr IdlePhases kPolling{std::chrono::microseconds{20},
+                                       std::chrono::microseconds{2000}};
   void reset() { idle_since_ = {}; }
   void idle(Wakeup& wakeup, bool streaming = false) {
+    idle(wakeup, streaming, kPolling, [] { return false; });
+  }
+  // `arrived`: see Wakeup::wait_for.
+  template <typename Arrived>
+  void idle(Wakeup& wakeup, bool streaming, const IdlePhases& phases, Arrived&& arrived) {
     const auto now = clock::now();
     if (idle_since_ == clock::time_point{}) idle_since_ = now;
     const auto idle_for = now - idle_since_;
-    if (idle_for < kSpin) return;
-    if (idle_for < kYield || streaming) {
+    if (idle_for < phases.spin) return;
+    if (idle_for < phases.spin + phases.yield || streaming) {
       sched_yield();
       return;
     }
-    const auto sleep_for = std::min<std::chrono::microseconds>(
-        kMaxSleep, std::chrono::duration_cast<std::chrono::microseconds>(idle_for) / 8);
-    wakeup.wait_for(sleep_for);
+    const auto sleep_for = std::clamp<std::chrono::microseconds>(
+        std::chrono::duration_cast<std::chrono::microseconds>(idle_for) / 8, kMinSleep, kMaxSleep);
+    wakeup.wait_for(sleep_for, arrived);
   }
 
  private:
-  static constexpr std::chrono::microseconds kSpin{20};
-  static constexpr std::chrono::microseconds kYield{2000};
+  static constexpr std::chrono::microseconds kMinSleep{20};
   static constexpr std::chrono::microseconds kMaxSleep{500};
   clock::time_point idle_since_{};
 };

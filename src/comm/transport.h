@@ -112,6 +112,10 @@ class Transport {
   virtual void idle(IdleBackoff& backoff, Wakeup& wakeup, bool streaming) {
     backoff.idle(wakeup, streaming);
   }
+  // Where the engine's Wakeup keeps its words when other processes can ring
+  // it (the MPI transport's doorbells: a send to a sleeping rank of the node
+  // wakes it at once); nullptr: in the engine.
+  virtual WakeupWords* doorbell() { return nullptr; }
 
   // The thread primitives the engine uses beside the clock and idle():
   // starting its threads (the task workers; the engine thread beside a

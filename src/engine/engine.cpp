@@ -49,7 +49,7 @@ Engine::Engine(comm::Transport& transport, int threads, int head_rank,
       in_place_(transport.blocking()),
       posted_mutex_(transport.blocking()),
       drive_mutex_(transport.blocking()),
-      wakeup_(transport.blocking()) {
+      wakeup_(transport.blocking(), transport.doorbell()) {
   if (threads > 1) {
     workers_ = std::make_unique<exec::WorkerPool<Task>>(
         threads - 1, [this](Task* task) { execute(task); }, [this] { wakeup_.notify(); },

@@ -4,6 +4,9 @@
 // so the path under test is the one that wakes a sleeper (not a check that
 // finds the state already changed).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -141,6 +144,71 @@ TEST(Wakeup, NotifyWakesASleeper) {
   EXPECT_GE(blocking.wakes(), 1u);
   // Woken, not timed out (the margin is a minute against microseconds).
   EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+}
+
+TEST(Wakeup, DoesNotSleepWhenSomethingArrivedAfterItRegistered) {
+  WakeupWords words;
+  Wakeup wakeup(system_blocking(), &words);
+  uint32_t sleepers_when_asked = 0;
+  const auto start = std::chrono::steady_clock::now();
+  wakeup.wait_for(60s, [&] {
+    sleepers_when_asked = words.sleep.sleepers.load();
+    return true;
+  });
+  // Asked once registered (a ring from now on would wake it), and no sleep.
+  EXPECT_EQ(sleepers_when_asked, 1u);
+  EXPECT_EQ(words.sleep.sleepers.load(), 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+}
+
+TEST(Wakeup, ARingWhileNobodySleepsChangesNothing) {
+  WakeupWords words;
+  Wakeup::ring(shared_blocking(), words);
+  EXPECT_EQ(words.signalled.load(), 0u);
+  EXPECT_EQ(words.sleep.sequence.load(), 0u);
+}
+
+TEST(Wakeup, ARingWakesASleeperInAnotherProcess) {
+  // The doorbells' case: the words in memory two processes share. A private
+  // futex would not reach the child: it would sleep its minute and fail.
+  void* shared =
+      mmap(nullptr, sizeof(WakeupWords), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  auto* words = new (shared) WakeupWords;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    Wakeup wakeup(system_blocking(), words);
+    const auto start = std::chrono::steady_clock::now();
+    wakeup.wait_for(60s);
+    _exit(std::chrono::steady_clock::now() - start < 30s ? 0 : 1);
+  }
+  while (words->sleep.sleepers.load() == 0) std::this_thread::yield();
+  Wakeup::ring(shared_blocking(), *words);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child was not woken";
+  EXPECT_GE(words->sleep.sequence.load(), 1u);
+  munmap(shared, sizeof(WakeupWords));
+}
+
+TEST(IdleBackoff, SpinsThenYieldsThenSleepsAsItsPhasesSay) {
+  CountingBlocking blocking;
+  Wakeup wakeup(blocking);
+  IdleBackoff backoff;
+  const auto never = [] { return false; };
+  // Within the spin and yield phases: no sleep.
+  backoff.idle(wakeup, false, IdlePhases{60s, 0s}, never);
+  backoff.idle(wakeup, false, IdlePhases{0s, 60s}, never);
+  EXPECT_EQ(blocking.waits(), 0u);
+  // Streaming data never sleeps, past its phases or not.
+  backoff.idle(wakeup, true, IdlePhases{0s, 0s}, never);
+  EXPECT_EQ(blocking.waits(), 0u);
+  backoff.idle(wakeup, false, IdlePhases{0s, 0s}, never);
+  EXPECT_EQ(blocking.waits(), 1u);
+  // Something arrived: registered, not asleep.
+  backoff.idle(wakeup, false, IdlePhases{0s, 0s}, [] { return true; });
+  EXPECT_EQ(blocking.waits(), 1u);
 }
 
 }  // namespace

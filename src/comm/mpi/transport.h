@@ -58,6 +58,18 @@ class MpiTransport final : public Transport {
   }
   // Per rank, the lowest rank on its node.
   const std::vector<int32_t>& node_of_rank() const { return node_of_rank_; }
+  // Doorbells: the engine's Wakeup lives in memory the node's ranks share, and
+  // a send to a rank of the node rings it, so a rank with nothing to do sleeps
+  // instead of polling and wakes as soon as a message comes. Where the node
+  // has more ranks than cores, an idle rank sleeps after 50 µs instead of 2 ms.
+  WakeupWords* doorbell() override { return own_doorbell_; }
+  void idle(IdleBackoff& backoff, Wakeup& wakeup, bool streaming) override;
+  bool oversubscribed() const { return oversubscribed_; }
+  // Whether `rank` (of this node) sleeps on its doorbell now.
+  bool sleeping(int rank) const {
+    const WakeupWords* bell = doorbells_[static_cast<size_t>(rank)];
+    return bell && bell->sleep.sleepers.load() > 0;
+  }
   [[noreturn]] void abort_job(int status) override;
 
   static constexpr int kControlTag = 1;
@@ -137,6 +149,19 @@ class MpiTransport final : public Transport {
   int control_source_ = -1;
   size_t bulk_operations_ = 0;  // within the node, of kBulkBytes or more
   std::vector<int32_t> node_of_rank_;
+  // Doorbells (see doorbell()): one slot per rank of the node in a shared
+  // window; per rank of the job, its slot or nullptr (another node).
+  void set_up_doorbells(MPI_Comm node);
+  void ring(int dest) {
+    if (WakeupWords* bell = doorbells_[static_cast<size_t>(dest)])
+      Wakeup::ring(shared_blocking(), *bell);
+  }
+  bool message_waiting();
+  MPI_Win doorbell_window_ = MPI_WIN_NULL;
+  std::vector<WakeupWords*> doorbells_;
+  WakeupWords* own_doorbell_ = nullptr;
+  bool oversubscribed_ = false;
+  bool can_probe_while_idle_ = false;  // MPI_THREAD_MULTIPLE
   // Broadcast groups: one communicator each (id = index + 1). The map is read
   // by the polling thread and written by the creating one.
   std::mutex groups_mutex_;
