@@ -60,7 +60,8 @@ class SystemBlocking final : public Blocking {
   void wake_one(std::atomic<uint32_t>& word) override { word.notify_one(); }
   void wake_all(std::atomic<uint32_t>& word) override { word.notify_all(); }
 };
-// Without futexes a sleeper in another process polls its word (above).
+// Without futexes a timed wait in another process still polls its word
+// (above); an untimed one is not woken from another process.
 using SharedBlocking = SystemBlocking;
 
 #endif

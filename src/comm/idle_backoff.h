@@ -43,11 +43,11 @@ class Wakeup {
   // notify() from another process that maps `words`, after it sent their
   // owner a message: a call only while the owner sleeps or is about to (it
   // then looks for messages after registering, so one of the two sees the other).
-  static void ring(Blocking& blocking, WakeupWords& words) {
+  static void ring(WakeupWords& words) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (words.sleep.sleepers.load() == 0) return;
     words.signalled.store(1);
-    SleepWord::notify_one(blocking, words.sleep);
+    SleepWord::notify_one(shared_blocking(), words.sleep);
   }
   void wait_for(std::chrono::microseconds timeout) {
     wait_for(timeout, [] { return false; });

@@ -163,7 +163,7 @@ TEST(Wakeup, DoesNotSleepWhenSomethingArrivedAfterItRegistered) {
 
 TEST(Wakeup, ARingWhileNobodySleepsChangesNothing) {
   WakeupWords words;
-  Wakeup::ring(shared_blocking(), words);
+  Wakeup::ring(words);
   EXPECT_EQ(words.signalled.load(), 0u);
   EXPECT_EQ(words.sleep.sequence.load(), 0u);
 }
@@ -184,7 +184,7 @@ TEST(Wakeup, ARingWakesASleeperInAnotherProcess) {
     _exit(std::chrono::steady_clock::now() - start < 30s ? 0 : 1);
   }
   while (words->sleep.sleepers.load() == 0) std::this_thread::yield();
-  Wakeup::ring(shared_blocking(), *words);
+  Wakeup::ring(*words);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child was not woken";

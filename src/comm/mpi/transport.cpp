@@ -42,10 +42,10 @@ void MpiTransport::set_up_doorbells(MPI_Comm node) {
   MPI_Comm_size(node, &node_size);
   cpu_set_t cores;
   const int usable = sched_getaffinity(0, sizeof cores, &cores) == 0 ? CPU_COUNT(&cores) : 0;
-  int most_ranks_per_core = usable > 0 && node_size > usable ? 1 : 0;
+  int more_ranks_than_cores = usable > 0 && node_size > usable ? 1 : 0;
   // Every rank of the node must agree (one may be bound to fewer cores).
-  MPI_Allreduce(MPI_IN_PLACE, &most_ranks_per_core, 1, MPI_INT, MPI_MAX, node);
-  oversubscribed_ = most_ranks_per_core > 0;
+  MPI_Allreduce(MPI_IN_PLACE, &more_ranks_than_cores, 1, MPI_INT, MPI_MAX, node);
+  oversubscribed_ = more_ranks_than_cores > 0;
   // A slot per rank, each on its own cache line: a rank's sleeping and
   // waking does not disturb its neighbours' lines.
   constexpr MPI_Aint kSlot = 64;

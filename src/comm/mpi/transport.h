@@ -61,7 +61,7 @@ class MpiTransport final : public Transport {
   // Doorbells: the engine's Wakeup lives in memory the node's ranks share, and
   // a send to a rank of the node rings it, so a rank with nothing to do sleeps
   // instead of polling and wakes as soon as a message comes. Where the node
-  // has more ranks than cores, an idle rank sleeps after 50 µs instead of 2 ms.
+  // has more ranks than cores, an idle rank sleeps after 25 µs instead of 2 ms.
   WakeupWords* doorbell() override { return own_doorbell_; }
   void idle(IdleBackoff& backoff, Wakeup& wakeup, bool streaming) override;
   bool oversubscribed() const { return oversubscribed_; }
@@ -153,8 +153,7 @@ class MpiTransport final : public Transport {
   // window; per rank of the job, its slot or nullptr (another node).
   void set_up_doorbells(MPI_Comm node);
   void ring(int dest) {
-    if (WakeupWords* bell = doorbells_[static_cast<size_t>(dest)])
-      Wakeup::ring(shared_blocking(), *bell);
+    if (WakeupWords* bell = doorbells_[static_cast<size_t>(dest)]) Wakeup::ring(*bell);
   }
   bool message_waiting();
   MPI_Win doorbell_window_ = MPI_WIN_NULL;

@@ -12,7 +12,7 @@ build, except for systems that exist in one build only (`starpu`: Open MPI).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 # Layout value meaning "one per core of the node" (for ranks or for threads per rank).
@@ -229,8 +229,7 @@ def make_launch(spec: SystemSpec, build_dir: Path, cores: int, mpiexec: list[str
         if layout.ranks < 2:
             raise ValueError(f"--host-not-charged: system '{spec.name}' needs 2 or more ranks "
                              "(rank 0 is the host, the others its devices)")
-        layout = Layout(layout.ranks, layout.threads, uncharged_ranks=1,
-                        node_cores=layout.node_cores)
+        layout = replace(layout, uncharged_ranks=1)
     return Launch(spec=spec,
                   layout=layout,
                   binary=Path(build_dir) / "bin" / spec.binary,
