@@ -349,10 +349,17 @@ class MpiAmr {
       const size_t n = static_cast<size_t>(local[m]);
       const Transition::Source& source = transition.sources[n];
       std::vector<double>& cells = next[n];
+      const size_t first = static_cast<size_t>(source.old[0]);
+      // A block that stays here keeps its storage (no other new block reads
+      // it: a kept block is neither a split parent nor a merged child).
+      if (source.kind == Transition::Kind::kKeep && !cells_[first].empty()) {
+        cells = std::move(cells_[first]);
+        continue;
+      }
       cells.resize(values);
       switch (source.kind) {
         case Transition::Kind::kKeep:
-          std::copy_n(old_cells[static_cast<size_t>(source.old[0])], values, cells.data());
+          std::copy_n(old_cells[first], values, cells.data());
           break;
         case Transition::Kind::kSplit:
           split_into_child(shape_, old_cells[static_cast<size_t>(source.old[0])], source.octant,

@@ -201,17 +201,15 @@ struct PendingSums {
 };
 
 // Handles that a refinement no longer needs, kept for the blocks and faces
-// of the same size and owner that it makes: a handle whose next access
-// writes all of it (out) needs no fresh buffer, and enter_data would copy
-// a buffer of zeros into one (for a 12^3 block of 40 variables, 0.9 MB).
-// Every rank keeps the same pool: the mesh, hence the sequence, is the
-// same everywhere.
+// of the same size and owner that it makes (a handle whose next access
+// writes all of it needs nothing else). New ones are entered without a
+// copy (enter_data_alloc: their first task writes them). Every rank keeps
+// the same pool: the mesh, hence the sequence, is the same everywhere.
 class HandlePool {
  public:
-  explicit HandlePool(size_t largest) : zeros_(largest / sizeof(double) + 1, 0.0) {}
   DataHandle take(size_t bytes, int owner) {
     auto& free = free_[{bytes, owner}];
-    if (free.empty()) return taskgrid::enter_data(zeros_.data(), bytes, owner);
+    if (free.empty()) return taskgrid::enter_data_alloc(nullptr, bytes, owner);
     const DataHandle handle = free.back();
     free.pop_back();
     return handle;
@@ -219,7 +217,6 @@ class HandlePool {
   void give(DataHandle handle, size_t bytes, int owner) { free_[{bytes, owner}].push_back(handle); }
 
  private:
-  std::vector<double> zeros_;
   std::map<std::pair<size_t, int>, std::vector<DataHandle>> free_;
 };
 
@@ -245,8 +242,7 @@ class TaskAmr {
         ranks_(ranks),
         shape_{params.nx, params.ny, params.nz, params.num_vars},
         mesh_(params, ranks),
-        report_(report),
-        pool_(shape_.values() * sizeof(double)) {
+        report_(report) {
     timers_.tasks = true;
   }
 
@@ -466,10 +462,9 @@ class TaskAmr {
     pending.ts = ts, pending.stage = stage, pending.first_var = first_var, pending.vars = vars;
     const size_t slots = blocks.size() * static_cast<size_t>(vars);
     pending.host.assign(2 * slots, 0.0);
-    double placeholder = 0.0;  // other ranks' handles: never read here
     for (int r = 0; r < ranks_; ++r)
-      pending.per_rank.push_back(taskgrid::enter_data(
-          r == rank_ ? pending.host.data() : &placeholder, 2 * slots * sizeof(double), r));
+      pending.per_rank.push_back(taskgrid::enter_data_alloc(
+          r == rank_ ? pending.host.data() : nullptr, 2 * slots * sizeof(double), r));
     for (int r = 0; r < ranks_; ++r) {
       std::vector<DataAccess> accesses;
       ArgWriter args;

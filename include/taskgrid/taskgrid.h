@@ -179,6 +179,10 @@ int tg_enter_data(void* host, size_t bytes, tg_data* out);
  * spmd mode, the data starts on `owner` from its host buffer and tasks
  * writing it run there by default. */
 int tg_enter_data_owner(void* host, size_t bytes, int owner, tg_data* out);
+/* `target enter data map(alloc:)` (taskgrid::enter_data_alloc): no copy; the
+ * first task must write all of the data. `host` may be NULL (tg_fetch then
+ * only waits); owner -1: the default placement, as tg_enter_data. */
+int tg_enter_data_alloc(void* host, size_t bytes, int owner, tg_data* out);
 /* `target update from`: waits for the writers of `data` and copies its latest
  * version into the host buffer given at tg_enter_data. */
 int tg_fetch(tg_data data);

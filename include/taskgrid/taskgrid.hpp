@@ -329,6 +329,13 @@ Mode mode();
 // `owner`, or handle number modulo ranks when not given.
 DataHandle enter_data(void* host, size_t bytes);
 DataHandle enter_data(void* host, size_t bytes, int owner);
+// `target enter data map(alloc:)`: the same without the copy. The first
+// version is uninitialised, so the handle's first task must write all of it
+// (out); `host` (null allowed) only receives fetch/exit_data, and a fetch of
+// a handle entered with null only waits for its writers. For scratch data and
+// results: an enter_data of a large buffer copies it in whole.
+DataHandle enter_data_alloc(void* host, size_t bytes);
+DataHandle enter_data_alloc(void* host, size_t bytes, int owner);
 // The rank that owns `h` (spmd: where tasks writing it run by default).
 int owner(DataHandle h);
 // True in spmd mode: every rank runs the program (mode() == Mode::spmd).

@@ -713,6 +713,12 @@ DataHandle enter_data(void* host, size_t bytes, int owner) {
     throw Error("taskgrid::enter_data: owner rank " + std::to_string(owner) + " is negative");
   return enter(host, bytes, owner, true);
 }
+DataHandle enter_data_alloc(void* host, size_t bytes) { return enter(host, bytes, -1, false); }
+DataHandle enter_data_alloc(void* host, size_t bytes, int owner) {
+  if (owner < 0)
+    throw Error("taskgrid::enter_data_alloc: owner rank " + std::to_string(owner) + " is negative");
+  return enter(host, bytes, owner, false);
+}
 int owner(DataHandle h) { return planner().owner(h); }
 
 DataHandle detail::enter_data_unfilled(void* host, size_t bytes) {

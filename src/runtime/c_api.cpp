@@ -397,6 +397,21 @@ int tg_enter_data_owner(void* host, size_t bytes, int owner, tg_data* out) {
   });
 }
 
+int tg_enter_data_alloc(void* host, size_t bytes, int owner, tg_data* out) {
+  return guarded([&] {
+    constexpr const char* kWho = "tg_enter_data_alloc";
+    if (!out) fail(TG_ERROR_INVALID_ARGUMENT, kWho, "out is NULL");
+    out->id = 0;
+    if (owner < -1)
+      fail(TG_ERROR_INVALID_ARGUMENT, kWho,
+           ("owner rank " + std::to_string(owner) + " is neither a rank nor -1").c_str());
+    require_running(kWho);
+    out->id = (owner < 0 ? taskgrid::enter_data_alloc(host, bytes)
+                         : taskgrid::enter_data_alloc(host, bytes, owner))
+                  .id;
+  });
+}
+
 int tg_fetch(tg_data data) {
   return guarded([&] {
     require_handle("tg_fetch", data);

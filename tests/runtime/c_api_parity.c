@@ -39,7 +39,17 @@ static void affine_task(tg_task_context* ctx) {
   *v = *v * args.factor + args.add;
 }
 
-static uint32_t affine_id;
+/* out long long: v = the argument (writes all of it, reads nothing). */
+static void set_task(tg_task_context* ctx) {
+  long long* v = (long long*)tg_task_data(ctx, 0);
+  if (!v || tg_task_args_size(ctx) != sizeof *v) {
+    tg_task_fail(ctx, "set_task: unexpected context");
+    return;
+  }
+  memcpy(v, tg_task_args(ctx), sizeof *v);
+}
+
+static uint32_t affine_id, set_id;
 static int job_ranks = 0; /* set by parity_main */
 
 /* ------------------------------------------------------------- checks -- */
@@ -85,6 +95,24 @@ static void exercise(int spmd) {
   expect_true(bad.id == 0, "a failed tg_enter_data_owner stores handle 0");
   expect_error(tg_enter_data_owner(&value, sizeof value, ranks, &bad), TG_ERROR, "outside",
                "tg_enter_data_owner(owner = ranks)");
+  /* map(alloc:): a task writes it first; fetched into the host buffer. */
+  {
+    long long filled = -1, set = 41;
+    tg_data allocated;
+    must(tg_enter_data_alloc(&filled, sizeof filled, ranks - 1, &allocated), "tg_enter_data_alloc");
+    must(tg_owner(allocated, &owner), "tg_owner (alloc)");
+    expect_true(owner == ranks - 1, "tg_enter_data_alloc places the data on its owner");
+    tg_task_options write_all = tg_default_task_options();
+    write_all.rank = ranks - 1;
+    tg_access out_access = {allocated, TG_OUT};
+    must(tg_submit(set_id, &out_access, 1, &write_all, &set, sizeof set), "tg_submit (alloc)");
+    must(tg_fetch(allocated), "tg_fetch (alloc)");
+    expect_true(filled == 41 || (spmd && rank != ranks - 1),
+                "tg_enter_data_alloc's data is what its first task wrote");
+    expect_error(tg_enter_data_alloc(&filled, sizeof filled, -2, &bad), TG_ERROR_INVALID_ARGUMENT,
+                 "neither", "tg_enter_data_alloc(owner -2)");
+    expect_true(bad.id == 0, "a failed tg_enter_data_alloc stores handle 0");
+  }
   unknown.id = 12345;
   owner = 5;
   expect_error(tg_owner(unknown, &owner), TG_ERROR, NULL, "tg_owner(unknown handle)");
@@ -184,6 +212,7 @@ int main(int argc, char** argv) {
   spmd = strcmp(argv[2], "spmd") == 0;
   mode = spmd ? TG_MODE_SPMD : TG_MODE_CLUSTER;
   must(tg_register_function("c_api_parity.affine", affine_task, &affine_id), "register");
+  must(tg_register_function("c_api_parity.set", set_task, &set_id), "register set");
 
   /* Before the start: bad arguments and calls that need a running runtime. */
   expect_error(tg_is_spmd(&spmd), TG_ERROR_STATE, "tg_start", "tg_is_spmd before start");

@@ -5,6 +5,9 @@
 //   submit(fn, accesses, options, args...)   options first (also `{}`)
 //   the same with a FunctionId instead of a function
 //
+// And enter_data_alloc (map(alloc:)): written first by a task, with and
+// without a host buffer.
+//
 // Exits 0 and prints "submit_forms: ok" when every result is right.
 #include <cstdint>
 #include <cstdio>
@@ -29,6 +32,16 @@ void no_args(taskgrid::TaskContext& ctx) {
   *ctx.data_as<int64_t>(0) += 1;
 }
 TASKGRID_REGISTER(no_args);
+
+// out int64: v = the argument (writes all of it, reads nothing).
+void set_value(taskgrid::TaskContext& ctx) { *ctx.data_as<int64_t>(0) = ctx.arg<int64_t>(); }
+TASKGRID_REGISTER(set_value);
+
+// in a, out b: b = a.
+void copy_value(taskgrid::TaskContext& ctx) {
+  *ctx.data_as<int64_t>(1) = *ctx.data_as<const int64_t>(0);
+}
+TASKGRID_REGISTER(copy_value);
 
 int failures = 0;
 
@@ -88,6 +101,26 @@ int main(int argc, char** argv) {
            static_cast<long long>(want[static_cast<size_t>(c)]));
   }
   taskgrid::exit_data(h);
+
+  // enter_data_alloc (map(alloc:)): nothing is copied in; the first task
+  // writes the data, later ones read it, fetch brings it home. With a null
+  // host a fetch only waits, and the data still reaches other tasks.
+  int64_t filled = -1;
+  const auto allocated = taskgrid::enter_data_alloc(&filled, sizeof filled);
+  taskgrid::submit(set_value, {taskgrid::out(allocated)}, on_last, int64_t{20});
+  taskgrid::submit(affine, {taskgrid::inout(allocated)}, two, one);
+  taskgrid::fetch(allocated);
+  expect(filled == 41, "enter_data_alloc, written then updated", filled, 41);
+  int64_t copied = 0;
+  const auto nowhere = taskgrid::enter_data_alloc(nullptr, sizeof(int64_t));
+  const auto copy = taskgrid::enter_data(&copied, sizeof copied);
+  taskgrid::submit(set_value, {taskgrid::out(nowhere)}, on_last, int64_t{7});
+  taskgrid::fetch(nowhere);  // no host buffer: waits, copies nothing
+  taskgrid::submit(copy_value, {taskgrid::in(nowhere), taskgrid::out(copy)});
+  taskgrid::exit_data(copy);
+  expect(copied == 7, "enter_data_alloc with no host buffer, read by a task", copied, 7);
+  taskgrid::release(nowhere);
+  taskgrid::exit_data(allocated);
 
   if (failures == 0) std::printf("submit_forms: ok\n");
   return taskgrid::finish(failures == 0 ? 0 : 1);
