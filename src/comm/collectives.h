@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace taskgrid::comm {
@@ -36,6 +37,13 @@ class Collectives {
   // In place: values[i] becomes the largest values[i] of all ranks. `count`
   // must be the same on every rank.
   virtual void allreduce_max(uint64_t* values, size_t count) = 0;
+  // The same without blocking the caller: starts it and returns a test that
+  // is true once `values` hold the result (call it until then; `values` must
+  // stay put). The default runs the blocking one.
+  virtual std::function<bool()> start_allreduce_max(uint64_t* values, size_t count) {
+    allreduce_max(values, count);
+    return [] { return true; };
+  }
   // Every rank gives `bytes` bytes (sizes may differ). The root gets one entry
   // per rank, in rank order; the other ranks get an empty vector.
   virtual std::vector<std::vector<char>> gather(int root, const void* mine, size_t bytes) = 0;

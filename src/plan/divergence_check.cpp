@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/access_mode.h"
@@ -140,7 +141,12 @@ void DivergenceCheck::check() {
 std::optional<std::string> DivergenceCheck::compare() {
   // max and min of (count, hash) agree iff every rank has the same pair.
   uint64_t values[4] = {count_, hash_, ~count_, ~hash_};
-  collectives_.allreduce_max(values, 4);
+  const std::function<bool()> done = collectives_.start_allreduce_max(values, 4);
+  if (waiter_) {
+    waiter_(done);
+  } else {
+    while (!done()) std::this_thread::yield();
+  }
   if (values[0] == ~values[2] && values[1] == ~values[3]) {
     window_start_ = count_;
     return std::nullopt;

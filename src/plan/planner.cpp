@@ -1,6 +1,7 @@
 #include "plan/planner.h"
 
 #include <cstring>
+#include <thread>
 
 #include "core/function_registry.h"
 #include "data/buffer_pool.h"
@@ -56,7 +57,20 @@ Planner::Planner(core::CommandSink& sink, const PlannerConfig& config)
       analysis_(analysis_config(config)),
       local_builder_(sink.local_task_builder()),
       broadcasts_(broadcast_config(config), batches_, tags_),
-      window_open_(sink.blocking()) {}
+      window_open_(sink.blocking()) {
+  // A rank that reaches a divergence check point first runs the engine's
+  // loop until the others have (instead of polling MPI on a core the
+  // engine needs): the thread model of block().
+  if (config_.divergence)
+    config_.divergence->set_waiter([this](const std::function<bool()>& done) {
+      if (!sink_.drive_until(done))
+        while (!done()) std::this_thread::yield();
+    });
+}
+
+Planner::~Planner() {
+  if (config_.divergence) config_.divergence->set_waiter(nullptr);
+}
 
 const char* Planner::scheduler_name() const { return analysis_.scheduler_name(); }
 

@@ -80,6 +80,7 @@ struct PlannerConfig {
 class Planner final : public core::EngineListener {
  public:
   Planner(core::CommandSink& sink, const PlannerConfig& config);
+  ~Planner();  // takes its waiter back from the divergence check (which outlives it)
 
   // owner < 0: cluster mode, the head; spmd mode, handle id modulo ranks.
   // With `fill` false the runtime's first version is left uninitialised (no

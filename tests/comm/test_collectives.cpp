@@ -236,6 +236,39 @@ TEST(DivergenceCheck, AgreeingRanksPassEveryCheck) {
   }
 }
 
+TEST(DivergenceCheck, ComparesThroughTheWaiter) {
+  // The planner's waiter runs the engine while the ranks compare: every
+  // comparison must go through it, and still find what it finds without.
+  for (int ranks : {1, 3}) {
+    std::atomic<int> waits{0}, unfinished{0};
+    const auto reports = run_divergence(
+        ranks, 8,
+        [&](int rank, plan::DivergenceCheck& check, std::vector<std::optional<std::string>>& out) {
+          check.set_waiter([&](const std::function<bool()>& done) {
+            waits += 1;
+            while (!done()) unfinished += 1;
+          });
+          Submitter s{check};
+          for (int i = 0; i < 20; ++i) {
+            s.task(step_id(), {access(1, AccessMode::inout)}, -1, i);
+            if (check.due()) out.push_back(check.compare());
+          }
+          if (rank == ranks - 1) s.task(step_id(), {access(2, AccessMode::inout)}, -1, 0);
+          out.push_back(check.compare());
+        });
+    ASSERT_EQ(reports.size(), 3u);  // 2 interval points and the end
+    EXPECT_EQ(reports[0], "");
+    EXPECT_EQ(reports[1], "");
+    if (ranks == 1)
+      EXPECT_EQ(reports[2], "");  // one rank agrees with itself
+    else
+      EXPECT_NE(reports[2].find("spmd ranks submitted different sequences"), std::string::npos)
+          << reports[2];
+    EXPECT_EQ(waits.load(), 3 * ranks);  // every comparison, on every rank
+    EXPECT_EQ(unfinished.load(), 0);     // loopback's all-reduce completes at once
+  }
+}
+
 TEST(DivergenceCheck, ExtraTaskNamesFirstDifferenceOnEveryRank) {
   // The error_cases program in one process: rank 2 of 4 submits an extra task.
   const auto reports = run_divergence(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace taskgrid::comm::mpi {
 namespace {
@@ -47,6 +48,18 @@ void MpiCollectives::allreduce_max(uint64_t* values, size_t count) {
     const size_t n = std::min(kMaxCount, count - done);
     MPI_Allreduce(MPI_IN_PLACE, values + done, static_cast<int>(n), MPI_UINT64_T, max_, comm_);
   }
+}
+
+std::function<bool()> MpiCollectives::start_allreduce_max(uint64_t* values, size_t count) {
+  if (count > kPiece / sizeof(uint64_t)) return Collectives::start_allreduce_max(values, count);
+  auto request = std::make_shared<MPI_Request>(MPI_REQUEST_NULL);
+  MPI_Iallreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_UINT64_T, max_, comm_,
+                 request.get());
+  return [request] {
+    int done = 0;
+    MPI_Test(request.get(), &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  };
 }
 
 std::vector<std::vector<char>> MpiCollectives::gather(int root, const void* mine, size_t bytes) {

@@ -22,6 +22,7 @@ class MpiCollectives final : public Collectives {
   int ranks_on_node() const override { return ranks_on_node_; }
 
   void allreduce_max(uint64_t* values, size_t count) override;
+  std::function<bool()> start_allreduce_max(uint64_t* values, size_t count) override;
   std::vector<std::vector<char>> gather(int root, const void* mine, size_t bytes) override;
   void broadcast(int root, void* data, size_t bytes) override;
   void barrier() override;
