@@ -541,8 +541,7 @@ Transition Mesh::balance() {
         }
         if (still.empty()) continue;
         int64_t over2 = 0;
-        const auto [p2, count2] = cut_on(d2, still, count1 - over1, over2);
-        (void)count2;
+        const int64_t p2 = cut_on(d2, still, count1 - over1, over2).first;
         for (size_t m : still)
           part_of[m] = centre[dots[m]][static_cast<size_t>(d2)] <= p2 ? static_cast<int>(j)
                                                                       : static_cast<int>(j) + 1;

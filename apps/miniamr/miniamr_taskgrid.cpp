@@ -10,6 +10,7 @@
 //   pack      in(block) -> out(face) for each face it sends (one task per block)
 //   send      in(faces) task_comm::isend, one message per face, at most
 //   recv      out(faces) task_comm::irecv  --max_comm_tasks per rank pair and direction
+//                                          (the direction's channel: x 0, y 1, z 2)
 //   update    inout(block), in(incoming faces): ghosts, boundary, stencil
 // There is no barrier between stencil and exchange: a block's next pack
 // waits only for its own update, and its update only for its neighbours'
@@ -32,6 +33,7 @@
 #include <string>
 #include <taskgrid/task_comm.hpp>
 #include <taskgrid/taskgrid.hpp>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -228,10 +230,14 @@ struct Phase {
   std::vector<size_t> bytes;               // per transfer
   std::vector<std::pair<int, int>> ranks;  // per transfer: the sender's and the receiver's
   std::vector<std::vector<int>> outgoing, incoming, boundary;  // per leaf
-  // Per (sender rank, receiver rank): the transfers, in at most
-  // max_comm_tasks groups.
-  std::vector<std::pair<std::pair<int, int>, std::vector<int>>> messages;
-  int channel = 0;
+  // Per pair of ranks and direction, the transfers in at most
+  // max_comm_tasks groups (the seed's limit per neighbour and direction);
+  // each direction's messages use the channel of that number.
+  struct Message {
+    int from = 0, to = 0, channel = 0;
+    std::vector<int> transfers;
+  };
+  std::vector<Message> messages;
 };
 
 class TaskAmr {
@@ -345,7 +351,6 @@ class TaskAmr {
     widest.with_ghost_rows = ghost_rows;
     for (int g = 0; g < groups; ++g) {
       Phase phase;
-      phase.channel = g;
       phase.outgoing.resize(leaves), phase.incoming.resize(leaves), phase.boundary.resize(leaves);
       for (int d = 0; d < 3; ++d) {
         if (groups == 3 && d != g) continue;
@@ -354,7 +359,7 @@ class TaskAmr {
         for (const BoundaryFace& b : plan.boundaries)
           phase.boundary[static_cast<size_t>(b.leaf)].push_back(b.face);
       }
-      std::map<std::pair<int, int>, std::vector<int>> pairs;
+      std::map<std::tuple<int, int, int>, std::vector<int>> pairs;  // (from, to, direction)
       for (size_t n = 0; n < phase.transfers.size(); ++n) {
         const FaceTransfer& t = phase.transfers[n];
         FaceMessage sized = t.message;
@@ -368,17 +373,18 @@ class TaskAmr {
         phase.ranks.push_back({from, to});
         phase.outgoing[static_cast<size_t>(t.sender)].push_back(static_cast<int>(n));
         phase.incoming[static_cast<size_t>(t.receiver)].push_back(static_cast<int>(n));
-        if (from != to) pairs[{from, to}].push_back(static_cast<int>(n));
+        if (from != to) pairs[{from, to, t.message.face / 2}].push_back(static_cast<int>(n));
       }
-      for (auto& [pair, list] : pairs) {
+      for (auto& [key, list] : pairs) {
+        const auto [from, to, direction] = key;
         const size_t groups_here =
             std::min(list.size(), static_cast<size_t>(params_.max_comm_tasks));
         for (size_t k = 0; k < groups_here; ++k) {
           const size_t begin = list.size() * k / groups_here,
                        end = list.size() * (k + 1) / groups_here;
-          phase.messages.push_back(
-              {pair, std::vector<int>(list.begin() + static_cast<ptrdiff_t>(begin),
-                                      list.begin() + static_cast<ptrdiff_t>(end))});
+          phase.messages.push_back({from, to, direction,
+                                    std::vector<int>(list.begin() + static_cast<ptrdiff_t>(begin),
+                                                     list.begin() + static_cast<ptrdiff_t>(end))});
         }
       }
       phases_.push_back(std::move(phase));
@@ -415,19 +421,19 @@ class TaskAmr {
       }
       // Each receive right after its send: the k-th send of a channel to a
       // peer meets the peer's k-th receive.
-      for (const auto& [pair, list] : phase.messages) {
+      for (const Phase::Message& message : phase.messages) {
         ArgWriter send_args, recv_args;
-        send_args.put(pair.second), send_args.put(static_cast<int>(list.size()));
-        recv_args.put(pair.first), recv_args.put(static_cast<int>(list.size()));
+        send_args.put(message.to), send_args.put(static_cast<int>(message.transfers.size()));
+        recv_args.put(message.from), recv_args.put(static_cast<int>(message.transfers.size()));
         std::vector<DataAccess> sends, recvs;
-        for (int n : list) {
+        for (int n : message.transfers) {
           const int count = static_cast<int>(face_message_size(shape_, message_of(n)));
           send_args.put(count), recv_args.put(count);
           sends.push_back(taskgrid::in(phase.faces[static_cast<size_t>(n)]));
           recvs.push_back(taskgrid::out(phase.arrivals[static_cast<size_t>(n)]));
         }
-        submit(amr_send, sends, pair.first, send_args, phase.channel, kUrgent);
-        submit(amr_recv, recvs, pair.second, recv_args, phase.channel, kUrgent);
+        submit(amr_send, sends, message.from, send_args, message.channel, kUrgent);
+        submit(amr_recv, recvs, message.to, recv_args, message.channel, kUrgent);
       }
       const bool last = p + 1 == phases_.size();
       for (size_t leaf = 0; leaf < blocks.size(); ++leaf) {

@@ -92,6 +92,7 @@ taskgrid_miniamr_compare_test(sphere
 taskgrid_miniamr_compare_test(three_ranks
   RUNS "mpi 1 --init_x 3 --init_y 2 --init_z 2"
        "mpi 3 --npx 3 --init_x 1 --init_y 2 --init_z 2"
+       "mpi_omp 3 OMP_NUM_THREADS=2 --npx 3 --init_x 1 --init_y 2 --init_z 2"
        "taskgrid 3 --npx 3 --init_x 1 --init_y 2 --init_z 2"
   DECK ${_miniamr_sphere})
 
