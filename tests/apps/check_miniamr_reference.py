@@ -13,10 +13,9 @@ they do, 1 otherwise, 2 on a usage error.
 """
 import argparse
 import difflib
-import os
-import signal
-import subprocess
 import sys
+
+from compare_miniamr import run_job  # the same launch, timeout and kill
 
 
 def normalise(line):
@@ -45,23 +44,14 @@ def main() -> int:
     prefixes = tuple(normalise(prefix) for prefix in options.prefix)
 
     print("--- " + " ".join(command), flush=True)
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=options.timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        output, _ = process.communicate()
-        sys.stdout.write(output.decode(errors="replace"))
+    status, text = run_job(command, None, options.timeout)
+    if status is None:
+        sys.stdout.write(text)
         print(f"check_miniamr_reference: FAILED: hung (killed after {options.timeout:g} s)")
         return 1
-    text = output.decode(errors="replace")
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-    if process.returncode != 0:
-        print(f"check_miniamr_reference: FAILED: exit status {process.returncode}")
+    if status != 0:
+        print(f"check_miniamr_reference: FAILED: exit status {status}")
         return 1
 
     got = [normalise(line) for line in text.splitlines() if normalise(line).startswith(prefixes)]
@@ -70,7 +60,8 @@ def main() -> int:
         for line in difflib.unified_diff(expected, got, fromfile="reference", tofile="this program",
                                          lineterm="", n=3):
             print(line)
-        print(f"check_miniamr_reference: FAILED: {len(got)} report lines, {len(expected)} expected, not equal")
+        print(f"check_miniamr_reference: FAILED: {len(got)} report lines, {len(expected)} expected, "
+              "not equal")
         return 1
     print(f"check_miniamr_reference: ok: {len(got)} lines equal the reference's")
     return 0
