@@ -109,6 +109,15 @@ if ! (install_debian_packages "${OFFLOAD_PACKAGES[@]}"); then
   log "warning: cannot install ${OFFLOAD_PACKAGES[*]}: the OpenMP offload front end is left out"
 fi
 
+# --- SimGrid (optional) -------------------------------------------------------
+# The S4U backend (src/comm/s4u/) and the simulator's tests and projections
+# (bench/sim/). Where SimGrid cannot be installed, configure says so and only
+# the simulator is left out.
+SIMGRID_PACKAGES=(libsimgrid-dev simgrid)
+if ! (install_debian_packages "${SIMGRID_PACKAGES[@]}"); then
+  log "warning: cannot install ${SIMGRID_PACKAGES[*]}: the SimGrid simulator is left out"
+fi
+
 # --- Python tools (METG) ----------------------------------------------------
 PYTHON=${PYTHON:-python3}
 VENV=$ROOT/.venv

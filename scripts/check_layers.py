@@ -26,7 +26,7 @@ LAYERS = [
     ("graph", "sched", "device"),  # dependency tracking, placement, device backends
     ("exec", "trace"),  # task execution (worker pool, running task, channels), tracing
     ("engine", "plan"),  # the per-rank engine; the planners (they meet through core/command_sink.h)
-    ("comm/loopback", "comm/mpi"),  # transport backends: implement comm's (and exec's) interfaces
+    ("comm/loopback", "comm/mpi", "comm/s4u"),  # transport backends: implement comm's (and exec's) interfaces
     ("runtime",),  # the public API, start-up and settings
     ("pgas", "offload"),  # front ends built on the runtime
 ]

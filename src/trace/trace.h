@@ -20,6 +20,9 @@ namespace taskgrid::trace {
 void configure(int rank);
 bool enabled();
 uint64_t now_ns();
+// Makes now_ns() read `clock` (a simulator's time; nullptr: the steady clock
+// again). Set before the job's threads start.
+void set_clock(uint64_t (*clock)());
 
 // Names this thread in the trace ("engine", "worker 1", ...).
 void name_thread(const std::string& name);

@@ -1,0 +1,60 @@
+#include "comm/s4u/simulation.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <stdexcept>
+
+#include "trace/trace.h"
+
+namespace taskgrid::comm::s4u {
+
+namespace sg = simgrid::s4u;
+
+namespace {
+
+bool simulated = false;  // SimGrid allows one engine per process
+
+uint64_t simulated_ns() { return static_cast<uint64_t>(sg::Engine::get_clock() * 1e9 + 0.5); }
+
+}  // namespace
+
+Simulation::Simulation(const std::string& program, const PlatformSpec& platform, int nodes)
+    : platform_(platform) {
+  check_node_count(platform, nodes);
+  if (simulated) throw std::runtime_error("SimGrid runs one simulation per process");
+  simulated = true;
+  // SimGrid's own options, as on its command line.
+  std::vector<std::string> options = {
+      program,
+      // Real threads: engine, workers and planner keep thread_local state.
+      "--cfg=contexts/factory:thread",
+      // No latency inflation (the default LV08 model multiplies it ~13x).
+      "--cfg=network/model:CM02",
+      // Configuration and deadlock reports only when something is wrong.
+      "--log=xbt_cfg.thresh:warning",
+  };
+  std::vector<char*> argv;
+  for (std::string& option : options) argv.push_back(option.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(options.size());
+  engine_ = new sg::Engine(&argc, argv.data());
+  hosts_ = build_platform(platform, nodes);
+  trace::set_clock(simulated_ns);
+}
+
+Simulation::~Simulation() {
+  trace::set_clock(nullptr);
+  // The engine stays: SimGrid tears it down at exit.
+}
+
+double Simulation::run(std::function<void()> main) {
+  sg::Actor::create("main", hosts_.at(0), std::move(main));
+  engine_->run();
+  return sg::Engine::get_clock();
+}
+
+double Simulation::now() { return sg::Engine::get_clock(); }
+
+}  // namespace taskgrid::comm::s4u

@@ -1,0 +1,282 @@
+#include "comm/s4u/transport.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <string>
+#include <tuple>
+
+namespace taskgrid::comm::s4u {
+
+namespace sg = simgrid::s4u;
+
+namespace {
+
+enum Stream : int { kData = 0, kChunk = 1, kGroup = 2, kControl = 3, kStop = 4 };
+using Key = std::tuple<int, int, int>;  // stream, source, tag
+
+struct Message {
+  int stream;
+  int source;
+  int tag;
+  std::vector<char> bytes;
+};
+
+struct PostedReceive {
+  void* data;
+  size_t bytes;
+  uint64_t cookie;
+};
+
+// An idle engine sleeps until a message, a submission or a finished task
+// wakes it, or for this long in simulated time: half the shortest age after
+// which a batch must leave (the planner's 100 us), so that ages are kept.
+constexpr uint64_t kIdleTimeoutNs = 50'000;
+
+uint64_t next_fabric_id() {
+  static uint64_t fabrics = 0;  // actors run one at a time
+  return fabrics++;
+}
+
+}  // namespace
+
+class S4uFabric::Endpoint final : public Transport {
+ public:
+  Endpoint(S4uFabric& fabric, int rank, sg::Host* host)
+      : fabric_(fabric),
+        rank_(rank),
+        host_(host),
+        mailbox_(sg::Mailbox::by_name("taskgrid-" + std::to_string(fabric.id_) + "-rank-" +
+                                      std::to_string(rank))) {}
+
+  void start() {
+    receiver_ =
+        sg::Actor::create("receiver-" + std::to_string(rank_), host_, [this] { receive_loop(); });
+    receiver_->daemonize();
+    mailbox_->set_receiver(receiver_);
+  }
+  void stop() {
+    mailbox_->put_init(new Message{kStop, rank_, 0, {}}, 0)->detach();
+    receiver_->join();
+    mailbox_->set_receiver(nullptr);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return fabric_.size(); }
+  int max_tag() const override { return 1 << 30; }
+  Blocking& blocking() override { return fabric_.blocking_; }
+
+  uint64_t now_ns() const override {
+    return static_cast<uint64_t>(sg::Engine::get_clock() * 1e9 + 0.5);
+  }
+  void idle(IdleBackoff&, Wakeup& wakeup, bool) override {
+    wakeup_ = &wakeup;
+    wakeup.wait_for(std::chrono::microseconds(kIdleTimeoutNs / 1000),
+                    [this] { return !control_.empty() || !finished_.empty(); });
+  }
+  std::unique_ptr<Thread> start_thread(std::function<void()> body) override {
+    class ActorThread final : public Thread {
+     public:
+      explicit ActorThread(sg::ActorPtr actor) : actor_(std::move(actor)) {}
+      ~ActorThread() override { join(); }
+      void join() override {
+        if (actor_) actor_->join();
+        actor_ = nullptr;
+      }
+
+     private:
+      sg::ActorPtr actor_;
+    };
+    threads_started_ += 1;
+    return std::make_unique<ActorThread>(sg::Actor::create(
+        "rank-" + std::to_string(rank_) + "-thread-" + std::to_string(threads_started_), host_,
+        std::move(body)));
+  }
+  void sleep_ns(uint64_t ns) override { sg::this_actor::sleep_for(static_cast<double>(ns) * 1e-9); }
+
+  void send_control(int dest, std::vector<char>&& batch) override {
+    fabric_.control_messages_ += 1;
+    const size_t bytes = batch.size();
+    post(dest, new Message{kControl, rank_, 0, std::move(batch)}, bytes);
+  }
+  bool receive_control(int& source, std::vector<char>& batch) override {
+    if (control_.empty()) return false;
+    source = control_.front().first;
+    batch = std::move(control_.front().second);
+    control_.pop_front();
+    return true;
+  }
+
+  void send_data(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) override {
+    send(kData, dest, tag, data, bytes, cookie);
+  }
+  void receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) override {
+    receive(kData, source, tag, data, bytes, cookie);
+  }
+  void send_chunk(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) override {
+    send(kChunk, dest, tag, data, bytes, cookie);
+  }
+  void receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) override {
+    receive(kChunk, source, tag, data, bytes, cookie);
+  }
+  size_t max_chunk() const override { return size_t{1} << 30; }
+
+  int create_group(const std::vector<int32_t>& members, int) override {
+    auto& all = fabric_.group_members_;
+    int id = 0;
+    for (size_t g = 0; g < all.size() && id == 0; ++g)
+      if (all[g] == members) id = static_cast<int>(g) + 1;
+    if (id == 0) {
+      all.push_back(members);
+      id = static_cast<int>(all.size());
+    }
+    my_groups_.emplace(members, id);
+    return id;
+  }
+  int find_group(const std::vector<int32_t>& members) override {
+    auto it = my_groups_.find(members);
+    return it == my_groups_.end() ? 0 : it->second;
+  }
+  void broadcast_chunk(int group, int root, void* data, size_t bytes, uint64_t cookie) override {
+    const std::vector<int32_t> members = fabric_.group_members_.at(static_cast<size_t>(group - 1));
+    const int root_rank = members.at(static_cast<size_t>(root));
+    if (root_rank != rank_) {
+      receive(kGroup, root_rank, group, data, bytes, cookie);
+      return;
+    }
+    for (int32_t member : members)
+      if (member != rank_) send(kGroup, member, group, data, bytes, 0, false);
+    finished_.push_back(cookie);
+  }
+
+  bool poll(std::vector<uint64_t>& finished) override {
+    if (finished_.empty()) return false;
+    finished.insert(finished.end(), finished_.begin(), finished_.end());
+    finished_.clear();
+    return true;
+  }
+  size_t pending() const override { return posted_count_ + finished_.size(); }
+  bool copying_bulk_data() const override { return false; }
+  bool same_node(int peer) const override { return peer == rank_; }
+  [[noreturn]] void abort_job(int status) override {
+    std::fprintf(stderr, "s4u transport: rank %d ends the simulation (status %d) at %.9f s\n",
+                 rank_, status, sg::Engine::get_clock());
+    std::fflush(nullptr);
+    std::_Exit(status == 0 ? 1 : status);
+  }
+
+ private:
+  Endpoint& peer(int rank) {
+    if (rank < 0 || rank >= fabric_.size()) fail("a message to rank " + std::to_string(rank));
+    return *fabric_.endpoints_[static_cast<size_t>(rank)];
+  }
+  [[noreturn]] void fail(const std::string& what) {
+    std::fprintf(stderr, "s4u transport: rank %d: %s\n", rank_, what.c_str());
+    abort_job(1);
+  }
+
+  // Hands `message` to the network: it reaches `dest`'s receiver after the
+  // simulated transfer of `bytes`. May switch actors.
+  void post(int dest, Message* message, size_t bytes) {
+    peer(dest).mailbox_->put_init(message, bytes)->detach();
+  }
+
+  void send(int stream, int dest, int tag, const void* data, size_t bytes, uint64_t cookie,
+            bool complete = true) {
+    fabric_.data_messages_ += 1;
+    fabric_.data_bytes_ += bytes;
+    const char* from = static_cast<const char*>(data);
+    // The bytes are copied: the send is complete (recorded before post()
+    // may switch actors).
+    if (complete) finished_.push_back(cookie);
+    post(dest, new Message{stream, rank_, tag, std::vector<char>(from, from + bytes)}, bytes);
+  }
+
+  void receive(int stream, int source, int tag, void* data, size_t bytes, uint64_t cookie) {
+    const Key key{stream, source, tag};
+    auto arrived = unexpected_.find(key);
+    if (arrived != unexpected_.end() && !arrived->second.empty()) {
+      std::vector<char> message = std::move(arrived->second.front());
+      arrived->second.pop_front();
+      if (message.size() != bytes)
+        fail("a receive of " + std::to_string(bytes) + " bytes from rank " +
+             std::to_string(source) + " (tag " + std::to_string(tag) + ") got " +
+             std::to_string(message.size()));
+      if (bytes) std::memcpy(data, message.data(), bytes);
+      finished_.push_back(cookie);
+      return;
+    }
+    posted_[key].push_back(PostedReceive{data, bytes, cookie});
+    posted_count_ += 1;
+  }
+
+  // The receiver actor: every message in mailbox order, until stop().
+  void receive_loop() {
+    for (;;) {
+      std::unique_ptr<Message> message(mailbox_->get<Message>());
+      if (message->stream == kStop) return;
+      deliver(*message);
+      if (wakeup_) wakeup_->notify();
+    }
+  }
+
+  void deliver(Message& message) {
+    if (message.stream == kControl) {
+      control_.emplace_back(message.source, std::move(message.bytes));
+      return;
+    }
+    const Key key{message.stream, message.source, message.tag};
+    auto posted = posted_.find(key);
+    if (posted == posted_.end() || posted->second.empty()) {
+      unexpected_[key].push_back(std::move(message.bytes));
+      return;
+    }
+    const PostedReceive receive = posted->second.front();
+    posted->second.pop_front();
+    posted_count_ -= 1;
+    if (receive.bytes != message.bytes.size())
+      fail("a message of " + std::to_string(message.bytes.size()) + " bytes from rank " +
+           std::to_string(message.source) + " (tag " + std::to_string(message.tag) +
+           ") for a receive of " + std::to_string(receive.bytes));
+    if (receive.bytes) std::memcpy(receive.data, message.bytes.data(), receive.bytes);
+    finished_.push_back(receive.cookie);
+  }
+
+  S4uFabric& fabric_;
+  const int rank_;
+  sg::Host* const host_;
+  sg::Mailbox* const mailbox_;
+  sg::ActorPtr receiver_;
+  Wakeup* wakeup_ = nullptr;  // the engine's, once it idled
+  uint64_t threads_started_ = 0;
+  // Actors run one at a time and switch only in simcalls, none of which is
+  // made while these change: no lock.
+  std::deque<std::pair<int, std::vector<char>>> control_;
+  std::map<Key, std::deque<std::vector<char>>> unexpected_;
+  std::map<Key, std::deque<PostedReceive>> posted_;
+  size_t posted_count_ = 0;
+  std::vector<uint64_t> finished_;
+  std::map<std::vector<int32_t>, int> my_groups_;  // created by this rank
+};
+
+S4uFabric::S4uFabric(const std::vector<sg::Host*>& hosts) : id_(next_fabric_id()) {
+  for (size_t r = 0; r < hosts.size(); ++r)
+    endpoints_.push_back(std::make_unique<Endpoint>(*this, static_cast<int>(r), hosts[r]));
+  for (auto& endpoint : endpoints_) endpoint->start();
+}
+
+S4uFabric::~S4uFabric() {
+  for (auto& endpoint : endpoints_) endpoint->stop();
+}
+
+Transport& S4uFabric::transport(int rank) { return *endpoints_.at(static_cast<size_t>(rank)); }
+
+}  // namespace taskgrid::comm::s4u
