@@ -20,7 +20,9 @@ done
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   log "configuring $BUILD_DIR (Open MPI)"
   # The MPICH build installs beside this one in the side-by-side install test.
+  # The simulator (SimGrid) does not depend on the MPI: the MPICH build has it.
   cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTASKGRID_MPI=openmpi \
+    -DTASKGRID_SIMGRID=OFF \
     -DTASKGRID_PYTHON="$ROOT/.venv/bin/python" \
     -DTASKGRID_SIDE_BY_SIDE_BUILD="${TASKGRID_BUILD_DIR:-$ROOT/build}" >/dev/null
 fi

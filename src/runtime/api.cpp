@@ -27,6 +27,7 @@
 #include "runtime/internal_api.h"
 #include "runtime/options.h"
 #include "runtime/recovery.h"
+#include "runtime/simulated_job.h"
 #include "runtime/watchdog.h"
 #include "trace/trace.h"
 
@@ -54,10 +55,15 @@ void TaskContext::bad_index(const char* call, size_t index) const {
                             wrong);
 }
 
-namespace {
+namespace runtime {
 
 struct Runtime {
-  runtime::RuntimeOptions options;
+  RuntimeOptions options;
+  // The transport and the bookkeeping collectives: the MPI backend's, or a
+  // simulated job's (then `backend` is null).
+  comm::Transport* transport = nullptr;
+  comm::Collectives* collectives = nullptr;
+  SimulatedJob* simulated = nullptr;
   // MPI: the transport, the bookkeeping collectives (start-up figures,
   // divergence check, stats, trace, exit status) and the channels.
   std::unique_ptr<comm::mpi::MpiBackend> backend;
@@ -71,7 +77,17 @@ struct Runtime {
   std::unique_ptr<runtime::Recovery> recovery;
 };
 
+}  // namespace runtime
+
+namespace {
+
+using runtime::Runtime;
+
+// The process's rank (nullptr in a simulated job, whose ranks are below).
 Runtime* state = nullptr;
+// A simulated job (runtime/simulated_job.h) and its ranks, by rank.
+runtime::SimulatedJob* simulated_job = nullptr;
+std::vector<Runtime*> simulated_ranks;
 bool finished = false;
 // The status finish() returned (run() returns it when main_fn called finish()).
 int finished_status = 0;
@@ -84,17 +100,35 @@ int finished_status = 0;
   throw Error("taskgrid: call taskgrid::start() first");
 }
 
+// The calling actor's rank in a simulated job; nullptr outside one.
+[[gnu::cold, gnu::noinline]] Runtime* simulated_rank() {
+  if (!simulated_job) return nullptr;
+  const int rank = simulated_job->current_rank();
+  return rank >= 0 && static_cast<size_t>(rank) < simulated_ranks.size()
+             ? simulated_ranks[static_cast<size_t>(rank)]
+             : nullptr;
+}
+
+[[gnu::cold, gnu::noinline]] Runtime& running_simulated() {
+  if (Runtime* rt = simulated_rank()) return *rt;
+  not_running();
+}
+
 Runtime& running() {
   if (!state) [[unlikely]]
-    not_running();
+    return running_simulated();
   return *state;
 }
 
-plan::Planner& planner() {
+Runtime* current() { return state ? state : simulated_rank(); }
+
+Runtime& running_planner() {
   Runtime& rt = running();
   if (!rt.planner) throw Error("taskgrid: this rank serves the head; only rank 0 submits work");
-  return *rt.planner;
+  return rt;
 }
+
+plan::Planner& planner() { return *running_planner().planner; }
 
 // Calls that wait for tasks (or add to the sequence every spmd rank must
 // submit alike) deadlock or diverge when a task makes them: refused on
@@ -107,9 +141,11 @@ void refuse_inside_task(const char* call) {
                 "the program, after the tasks it depends on");
 }
 
-plan::Planner& planner_outside_task(const char* call) {
+// The calling rank, outside a task, where it runs the program (it plans):
+// one lookup for the planner and the recovery both.
+Runtime& program_rank(const char* call) {
   refuse_inside_task(call);
-  return planner();
+  return running_planner();
 }
 
 // A rank that leaves before finish() would leave the others waiting forever.
@@ -122,7 +158,7 @@ void exit_guard() {
   std::fprintf(stderr,
                "error: taskgrid: rank %d: the process is exiting before taskgrid::finish() "
                "(exit() called, or main returned without finish())\n",
-               state->backend ? state->backend->transport().rank() : -1);
+               state->transport ? state->transport->rank() : -1);
   std::fflush(stderr);
   std::_Exit(1);
 }
@@ -222,15 +258,14 @@ void print_stats(comm::Collectives& collectives, const engine::EngineStats& stat
 // status, the largest of the ranks' (every rank exits with it): when
 // MPI_Finalize hangs and ranks leave one by one, the launcher may report any
 // rank's status, or end the job at the first exit.
-int shut_down_rank(int exit_status) {
-  Runtime& rt = *state;
-  comm::Collectives& collectives = rt.backend->collectives();
+int shut_down_rank(Runtime& rt, int exit_status) {
+  comm::Collectives& collectives = *rt.collectives;
   // A trace that could not be written fails the job (the user asked for it).
   if (!trace::write_job_trace(collectives)) exit_status = std::max(exit_status, 1);
   exit_status = static_cast<int>(collectives.max_over_ranks(exit_status));
   // Every rank has passed the job's last collective: a rank that leaves from
   // here on is finishing, not stopped.
-  rt.watchdog->leave();
+  if (rt.watchdog) rt.watchdog->leave();
   rt.watchdog.reset();
   if (rt.options.stats)
     print_stats(collectives, rt.engine->stats(),
@@ -240,8 +275,14 @@ int shut_down_rank(int exit_status) {
   rt.planner.reset();
   rt.divergence.reset();
   rt.engine.reset();
+  if (rt.simulated) {
+    // Another rank of the job may still run: nothing process-wide changes.
+    simulated_ranks[static_cast<size_t>(rt.transport->rank())] = nullptr;
+    delete &rt;
+    return exit_status;
+  }
   core::set_abort_transport(nullptr);
-  const int rank = rt.backend->transport().rank();
+  const int rank = rt.transport->rank();
   core::set_message_rank(rank);
   finished = true;
   finished_status = exit_status;
@@ -349,10 +390,10 @@ std::unique_ptr<runtime::Watchdog> make_watchdog(comm::mpi::MpiBackend& backend,
 // The engine's loop on this thread. An exception that escapes it (out of
 // memory, a transport error) ends the job naming the rank and the cause,
 // not through std::terminate.
-void run_engine() {
-  const int rank = state->backend->transport().rank();
+void run_engine(Runtime& rt) {
+  const int rank = rt.transport->rank();
   try {
-    state->engine->run();
+    rt.engine->run();
   } catch (const std::bad_alloc&) {
     core::fail_job(rank,
                    "out of memory in the engine (std::bad_alloc); the job's data and "
@@ -365,9 +406,8 @@ void run_engine() {
 // The planner's settings, from the runtime's and the transport's. Collective
 // (the link is measured between ranks).
 plan::PlannerConfig planner_config(const runtime::RuntimeOptions& options,
-                                   comm::mpi::MpiBackend& backend) {
-  comm::Transport& transport = backend.transport();
-  comm::Collectives& collectives = backend.collectives();
+                                   comm::Transport& transport, comm::Collectives& collectives,
+                                   std::vector<int32_t> node_of_rank) {
   const bool spmd = options.mode == Mode::spmd;
   plan::PlannerConfig config;
   config.mode = spmd ? plan::PlannerMode::spmd : plan::PlannerMode::cluster;
@@ -384,7 +424,7 @@ plan::PlannerConfig planner_config(const runtime::RuntimeOptions& options,
     config.latency_seconds = link.latency_seconds;
     config.bandwidth_bytes_per_second = link.bandwidth_bytes_per_second;
   }
-  config.node_of_rank = backend.node_of_rank();
+  config.node_of_rank = std::move(node_of_rank);
   config.channels = options.channels;
   // cluster: the head plans every rank's tasks, so its window covers them all.
   config.window = options.window * static_cast<uint64_t>(spmd ? 1 : config.ranks);
@@ -520,10 +560,68 @@ void prepare_restart(comm::mpi::MpiBackend& backend, const runtime::RecoverySett
   }
 }
 
+// The planner and the engine's thread of a rank that runs the program.
+void start_program(Runtime& rt, const plan::PlannerConfig& config) {
+  rt.planner = std::make_unique<plan::Planner>(*rt.engine, config);
+  rt.engine->set_listener(rt.planner.get());
+  rt.engine_thread = rt.transport->start_thread([&rt] { run_engine(rt); });
+}
+
+// start_rank() in a simulated job: the calling actor's rank, on the job's
+// transport and collectives. The settings are read and checked as with MPI.
+bool start_simulated_rank(Mode mode) {
+  runtime::SimulatedJob& job = *simulated_job;
+  const int rank = job.current_rank();
+  if (rank < 0 || rank >= job.ranks())
+    throw Error("taskgrid::start: the calling thread belongs to no rank of the simulated job");
+  if (simulated_ranks[static_cast<size_t>(rank)])
+    throw Error("taskgrid::start: rank " + std::to_string(rank) + " already started");
+  auto rt = std::make_unique<Runtime>();
+  rt->simulated = &job;
+  rt->transport = &job.transport(rank);
+  rt->collectives = &job.collectives(rank);
+  comm::Transport& transport = *rt->transport;
+  rt->options = runtime::read_options_from_environment();
+  runtime::resolve_mode(mode, rt->options);
+  const char* left_out = !rt->options.checkpoint_dir.empty()     ? "TASKGRID_CHECKPOINT"
+                         : !rt->options.restart_dir.empty()      ? "TASKGRID_RESTART"
+                         : rt->options.task_deadline_seconds > 0 ? "TASKGRID_TASK_DEADLINE"
+                                                                 : nullptr;
+  if (left_out)
+    throw Error(std::string("taskgrid::start: a simulated job has no ") + left_out +
+                " (see runtime/simulated_job.h)");
+  rt->options.channels = 0;  // task-aware channels are MPI communicators
+  if (rt->options.threads <= 0) rt->options.threads = job.threads_per_rank();
+  exec::this_thread_running_task();
+  check_settings_agree(*rt->collectives, rt->options);
+  const bool spmd = rt->options.mode == Mode::spmd;
+  plan::PlannerConfig config = planner_config(rt->options, transport, *rt->collectives, {});
+  rt->engine =
+      std::make_unique<engine::Engine>(transport, config.threads_per_rank, spmd ? rank : 0);
+  rt->engine->set_engine_creates_groups(!spmd);
+  rt->engine->set_program_drives(rt->options.progress == runtime::Progress::program);
+  config.max_message = transport.max_chunk();
+  if (spmd && rt->options.divergence_interval > 0) {
+    rt->divergence =
+        std::make_unique<plan::DivergenceCheck>(*rt->collectives, rt->options.divergence_interval);
+    config.divergence = rt->divergence.get();
+  }
+  rt->engine->set_timing((!spmd && sched::needs_task_durations(rt->options.scheduler)) ||
+                         rt->options.timing);
+  Runtime& started = *rt.release();
+  simulated_ranks[static_cast<size_t>(rank)] = &started;
+  if (rank == 0 || spmd) {
+    start_program(started, config);
+    return true;
+  }
+  return false;
+}
+
 // Starts this rank. Returns true where the program runs (rank 0 in cluster
 // mode, every rank in spmd); false on a cluster rank that must serve.
 bool start_rank(int* argc, char*** argv, Mode mode) {
   core::install_terminate_handler();
+  if (simulated_job) return start_simulated_rank(mode);
   if (state) throw Error("taskgrid::start: already started");
   if (finished) throw Error("taskgrid::start: the runtime cannot be restarted after finish()");
   auto rt = std::make_unique<Runtime>();
@@ -552,6 +650,8 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   }
   comm::Transport& transport = rt->backend->transport();
   comm::Collectives& collectives = rt->backend->collectives();
+  rt->transport = &transport;
+  rt->collectives = &collectives;
   // A launcher of another MPI starts N processes that each see a world of one:
   // they would run N separate jobs, each computing everything.
   if (transport.size() == 1)
@@ -579,7 +679,8 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   rt->watchdog = make_watchdog(*rt->backend, rt->options);
 
   const bool spmd = rt->options.mode == Mode::spmd;
-  plan::PlannerConfig config = planner_config(rt->options, *rt->backend);
+  plan::PlannerConfig config =
+      planner_config(rt->options, transport, collectives, rt->backend->node_of_rank());
   // spmd: every rank plans for itself and is its own "head" for completions.
   // One communicator per task-aware channel (collective: every rank, here).
   std::unique_ptr<exec::TaskChannels> channels;
@@ -619,9 +720,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   (void)guard_installed;
 
   if (rank == 0 || spmd) {
-    state->planner = std::make_unique<plan::Planner>(*state->engine, config);
-    state->engine->set_listener(state->planner.get());
-    state->engine_thread = state->backend->transport().start_thread([] { run_engine(); });
+    start_program(*state, config);
     if (recovery.enabled())
       state->recovery = std::make_unique<runtime::Recovery>(*state->planner, rank, transport.size(),
                                                             state->options.mode);
@@ -632,24 +731,36 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
 
 }  // namespace
 
+void runtime::set_simulated_job(SimulatedJob* job) {
+  if (state) throw Error("taskgrid: a simulated job cannot start beside a running rank");
+  simulated_job = job;
+  simulated_ranks.assign(job ? static_cast<size_t>(job->ranks()) : 0, nullptr);
+}
+
 void start(int* argc, char*** argv, Mode mode) {
   if (start_rank(argc, argv, mode)) return;
   // Cluster mode: this rank serves the head until it says stop, then exits
   // without returning to the program, which cannot finalize MPI here.
-  run_engine();
-  state->backend->finalize_for_program();
-  std::exit(shut_down_rank(0));
+  Runtime& rt = running();
+  run_engine(rt);
+  if (rt.simulated) {
+    runtime::SimulatedJob& job = *rt.simulated;
+    job.end_rank(shut_down_rank(rt, 0));
+  }
+  rt.backend->finalize_for_program();
+  std::exit(shut_down_rank(rt, 0));
 }
 
 int run(int argc, char** argv, const std::function<int(int, char**)>& main_fn,
         const RunOptions& options) {
   if (!start_rank(&argc, &argv, options.mode)) {
     // A serving rank: returns like the others, with the job's status.
-    run_engine();
-    return shut_down_rank(0);
+    Runtime& rt = running();
+    run_engine(rt);
+    return shut_down_rank(rt, 0);
   }
   const int status = main_fn(argc, argv);
-  if (!state) return finished_status;  // main_fn called finish() itself
+  if (!current()) return finished_status;  // main_fn called finish() itself
   return finish(status);
 }
 
@@ -662,12 +773,12 @@ int finish(int exit_status) {
     rt.engine_thread->join();
     rt.engine_thread.reset();
   }
-  return shut_down_rank(exit_status);
+  return shut_down_rank(rt, exit_status);
 }
 
-int rank() { return running().backend->transport().rank(); }
-int num_ranks() { return running().backend->transport().size(); }
-bool is_running() { return state != nullptr; }
+int rank() { return running().transport->rank(); }
+int num_ranks() { return running().transport->size(); }
+bool is_running() { return current() != nullptr; }
 Mode mode() { return running().options.mode; }
 
 namespace {
@@ -682,8 +793,9 @@ int chosen_rank(const char* call, int rank) {
 }
 // fetch / exit_data, through the checkpoint's replay where one is restarted from.
 void fetch_to(const char* call, DataHandle h, int rank, bool release) {
-  plan::Planner& p = planner_outside_task(call);
-  runtime::Recovery* recovery = state->recovery.get();
+  Runtime& rt = program_rank(call);
+  plan::Planner& p = *rt.planner;
+  runtime::Recovery* recovery = rt.recovery.get();
   if (recovery && !recovery->fetching(h, rank, release)) {
     if (release) p.release(h);
     return;
@@ -696,8 +808,9 @@ void fetch_to(const char* call, DataHandle h, int rank, bool release) {
 
 namespace {
 DataHandle enter(void* host, size_t bytes, int owner, bool fill) {
-  plan::Planner& p = planner_outside_task("enter_data");
-  runtime::Recovery* recovery = state->recovery.get();
+  Runtime& rt = program_rank("enter_data");
+  plan::Planner& p = *rt.planner;
+  runtime::Recovery* recovery = rt.recovery.get();
   if (!recovery) return p.enter_data(host, bytes, owner, fill);
   // Replayed: the handle is made, its bytes come from the checkpoint.
   if (!recovery->entering(bytes, owner)) fill = false;
@@ -732,8 +845,9 @@ void exit_data(DataHandle h, int rank) {
   fetch_to("exit_data", h, chosen_rank("exit_data", rank), true);
 }
 void release(DataHandle h) {
-  plan::Planner& p = planner_outside_task("release");
-  if (state->recovery) state->recovery->releasing(h);
+  Runtime& rt = program_rank("release");
+  if (runtime::Recovery* recovery = rt.recovery.get()) recovery->releasing(h);
+  plan::Planner& p = *rt.planner;
   p.release(h);
 }
 
@@ -754,9 +868,9 @@ inline void check_packed_args(const void* args, size_t args_size) {
 // With checkpoints or a restart: numbers and hashes the submission (and may
 // take a checkpoint first); true where a restarted run replays it (no task
 // runs). Otherwise one test of a null pointer on every submission's path.
-inline bool replayed(FunctionId fn, const DataAccess* accesses, size_t count,
+inline bool replayed(Runtime& rt, FunctionId fn, const DataAccess* accesses, size_t count,
                      const TaskOptions& options, const void* args, size_t args_size) {
-  runtime::Recovery* recovery = state->recovery.get();
+  runtime::Recovery* recovery = rt.recovery.get();
   return recovery && !recovery->submitting(fn, accesses, count, args, args_size, options.channel);
 }
 }  // namespace
@@ -765,8 +879,9 @@ void submit_packed(FunctionId fn, std::initializer_list<DataAccess> accesses,
                    const TaskOptions& options, const void* args, size_t args_size) {
   // The program's own list: never null. Only the arguments can be.
   check_packed_args(args, args_size);
-  plan::Planner& p = planner_outside_task("submit");
-  if (replayed(fn, accesses.begin(), accesses.size(), options, args, args_size)) [[unlikely]]
+  Runtime& rt = program_rank("submit");
+  plan::Planner& p = *rt.planner;
+  if (replayed(rt, fn, accesses.begin(), accesses.size(), options, args, args_size)) [[unlikely]]
     return;
   p.submit(fn, accesses.begin(), accesses.size(), options, args, args_size);
 }
@@ -776,8 +891,9 @@ void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesse
     throw Error("taskgrid::submit_packed: null accesses with num_accesses " +
                 std::to_string(num_accesses));
   check_packed_args(args, args_size);
-  plan::Planner& p = planner_outside_task("submit");
-  if (replayed(fn, accesses, num_accesses, options, args, args_size)) [[unlikely]]
+  Runtime& rt = program_rank("submit");
+  plan::Planner& p = *rt.planner;
+  if (replayed(rt, fn, accesses, num_accesses, options, args, args_size)) [[unlikely]]
     return;
   p.submit(fn, accesses, num_accesses, options, args, args_size);
 }
@@ -785,10 +901,11 @@ void submit_packed(FunctionId fn, const DataAccess* accesses, size_t num_accesse
 void detail::submit_typed(FunctionId fn, std::initializer_list<DataAccess> accesses,
                           const TaskOptions& options, const void* args, size_t args_size,
                           const ArgType* types, size_t num_types) {
-  plan::Planner& planner = planner_outside_task("submit");
-  if (replayed(fn, accesses.begin(), accesses.size(), options, args, args_size)) [[unlikely]]
+  Runtime& rt = program_rank("submit");
+  plan::Planner& planner = *rt.planner;
+  if (replayed(rt, fn, accesses.begin(), accesses.size(), options, args, args_size)) [[unlikely]]
     return;
-  if (!state->options.check) {
+  if (!rt.options.check) {
     planner.submit(fn, accesses.begin(), accesses.size(), options, args, args_size);
     return;
   }
@@ -802,13 +919,15 @@ void detail::submit_typed(FunctionId fn, std::initializer_list<DataAccess> acces
 }
 
 void wait_all() {
-  plan::Planner& p = planner_outside_task("wait_all");
-  if (state->recovery && !state->recovery->waiting(0)) return;
+  Runtime& rt = program_rank("wait_all");
+  plan::Planner& p = *rt.planner;
+  if (runtime::Recovery* recovery = rt.recovery.get(); recovery && !recovery->waiting(0)) return;
   p.wait_all();
 }
 void wait(DataHandle h) {
-  plan::Planner& p = planner_outside_task("wait");
-  if (state->recovery && !state->recovery->waiting(h.id)) return;
+  Runtime& rt = program_rank("wait");
+  plan::Planner& p = *rt.planner;
+  if (runtime::Recovery* recovery = rt.recovery.get(); recovery && !recovery->waiting(h.id)) return;
   p.wait(h);
 }
 

@@ -45,5 +45,8 @@ int finish_run(const BenchConfig& config, const RunInfo& info);
 
 // Monotonic wall clock in seconds (for single-process systems).
 double wall_seconds();
+// Makes wall_seconds() read `clock` (a simulator's time; nullptr: the steady
+// clock again).
+void set_wall_clock(double (*clock)());
 
 }  // namespace taskbench

@@ -5,6 +5,29 @@
 // no barrier separates timesteps.
 #include "mpi_exchange.h"
 
+#ifdef TASKBENCH_SMPI
+// Built with smpicxx for SimGrid's SMPI (bench/sim/): the kernel runs for
+// real but SMPI charges no computation (smpi/simulate-computation:no), so
+// its FLOPs are charged here at the simulated core's speed.
+#include <smpi/smpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "simulated_flops.h"
+
+namespace {
+void charge_simulated(const taskbench::TaskGraph& graph, int64_t timestep, int64_t point) {
+  const double flops = taskbench::sim::simulated_flops(graph, timestep, point);
+  if (flops < 0) {
+    std::fprintf(stderr, "error: SMPI: the cost model has no FLOP count for this kernel\n");
+    std::exit(2);
+  }
+  if (flops > 0) smpi_execute_flops_benched(flops);
+}
+}  // namespace
+#endif
+
 namespace {
 
 using namespace taskbench;
@@ -27,6 +50,9 @@ class MpiSystem final : public System {
       for (int64_t p = current.local_first; p < current.local_end; ++p) {
         const TaskArgs args = graph.task_args(current, p, scratch_, broadcast);
         execute_task(args);
+#ifdef TASKBENCH_SMPI
+        charge_simulated(graph.graph(), t, p);
+#endif
         counts.tasks += 1;
         counts.inputs += static_cast<int64_t>(args.num_inputs);
         if (has_next) graph.send_output(next, p);

@@ -240,6 +240,11 @@ void run_on_cuda_device(const taskgrid::TaskContext& ctx, const DecodedTask& tas
 
 }  // namespace
 
+namespace {
+WorkObserver work_observer;
+JobCalls* job_calls = nullptr;
+}  // namespace
+
 void run_task(taskgrid::TaskContext& ctx) {
   const DecodedTask task = decode_task(ctx);
   const size_t num_inputs = task.num_inputs;
@@ -275,8 +280,15 @@ void run_task(taskgrid::TaskContext& ctx) {
                       task.has_broadcast ? static_cast<const char*>(ctx.data(num_inputs)) : nullptr,
                       task.has_broadcast ? ctx.size(num_inputs) : 0};
   execute_task(args);
+  if (work_observer.task_ran)
+    work_observer.task_ran(*task.graph, task.key.timestep, task.key.point);
   count_task(num_inputs);
 }
+
+void set_work_observer(const WorkObserver& observer) { work_observer = observer; }
+
+void set_job_calls(JobCalls* calls) { job_calls = calls; }
+JobCalls* simulated_job_calls() { return job_calls; }
 
 void run_task_on_device(taskgrid::TaskContext& ctx) {
   const DecodedTask task = decode_task(ctx);
@@ -384,7 +396,10 @@ void Workload::submit_pass(Hints hints) {
       if (t >= g.timesteps) continue;
       const int64_t offset = g.offset_at(t);
       const int64_t end = offset + g.width_at(t);
-      for (int64_t p = offset; p < end; ++p) submit_task(i, t, p, hints);
+      for (int64_t p = offset; p < end; ++p) {
+        submit_task(i, t, p, hints);
+        if (work_observer.task_submitted) work_observer.task_submitted();
+      }
     }
   }
 }

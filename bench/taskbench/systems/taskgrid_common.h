@@ -90,6 +90,34 @@ void run_task_on_device(taskgrid::TaskContext& ctx);
 // buffer to the other ranks again, as the MPI baseline's timed MPI_Bcast.
 void republish(taskgrid::TaskContext& ctx);
 
+// A simulated run (bench/sim/) watches the work: each benchmark task after
+// its kernel ran (to charge its computation in simulated time) and each task
+// a rank's program submits (to charge the planner's). Set before start().
+struct WorkObserver {
+  void (*task_ran)(const TaskGraph& graph, int64_t timestep, int64_t point) = nullptr;
+  void (*task_submitted)() = nullptr;
+};
+void set_work_observer(const WorkObserver& observer);
+
+// The program's own job-wide calls beside the runtime's: the barriers and
+// clock around the timed pass and the reductions of the counts. MPI's in a
+// real job; a simulated job installs its own (set_job_calls), per rank.
+class JobCalls {
+ public:
+  virtual ~JobCalls() = default;
+  virtual void barrier() = 0;
+  virtual double seconds() = 0;
+  // In place on rank 0 (the other ranks' values are left as they were).
+  virtual void sum_to_root(int64_t* values, int count) = 0;
+  virtual int max_to_root(int value) = 0;
+  virtual int broadcast_from_root(int value) = 0;
+  virtual int ranks_on_node() = 0;
+};
+// nullptr: MPI's (the system's own). The simulator's answers for the
+// calling rank.
+void set_job_calls(JobCalls* calls);
+JobCalls* simulated_job_calls();
+
 // What this rank's tasks executed since the last call (all threads); resets.
 ExecutionCounts take_counts();
 

@@ -20,18 +20,22 @@
 // configuration's fitness for it after.
 //
 // Timing (spec 8.4): one untimed warm-up pass (-taskgrid:warmup 0: none),
-// then one timed pass, each bracketed by MPI_Barrier + MPI_Wtime around the submission of all tasks
+// then one timed pass, each bracketed by a barrier and the job's clock (MPI_Barrier + MPI_Wtime;
+// a simulated job's own, tg::JobCalls) around the submission of all tasks
 // and taskgrid::wait_all() (this rank's tasks). With -broadcast, each pass
 // starts with a task on rank 0 that republishes the buffer, so it is moved
 // to the other ranks inside the timed region, like the baseline's MPI_Bcast.
 // Execution counts are per-rank atomics, reduced to rank 0.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "core/options.h"
 #include "core/report.h"
@@ -52,14 +56,59 @@ void check_mpi(int code, const char* call) {
 }
 #define CHECK_MPI(call) check_mpi((call), #call)
 
-// Ranks of this job on this node (for the default thread count).
-int ranks_on_node(MPI_Comm comm) {
-  MPI_Comm node;
-  CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  int size = 1;
-  CHECK_MPI(MPI_Comm_size(node, &size));
-  CHECK_MPI(MPI_Comm_free(&node));
-  return size;
+// The program's job-wide calls on MPI: on its own communicator, apart from
+// the runtime's.
+class MpiJobCalls final : public tg::JobCalls {
+ public:
+  MpiJobCalls() { CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_)); }
+  ~MpiJobCalls() override { MPI_Comm_free(&comm_); }
+  void barrier() override { CHECK_MPI(MPI_Barrier(comm_)); }
+  double seconds() override { return MPI_Wtime(); }
+  void sum_to_root(int64_t* values, int count) override {
+    std::vector<int64_t> total(static_cast<size_t>(count), 0);
+    CHECK_MPI(MPI_Reduce(values, total.data(), count, MPI_INT64_T, MPI_SUM, 0, comm_));
+    int rank = 0;
+    CHECK_MPI(MPI_Comm_rank(comm_, &rank));
+    if (rank == 0) std::copy(total.begin(), total.end(), values);
+  }
+  int max_to_root(int value) override {
+    int largest = 0;
+    CHECK_MPI(MPI_Reduce(&value, &largest, 1, MPI_INT, MPI_MAX, 0, comm_));
+    return largest;
+  }
+  int broadcast_from_root(int value) override {
+    CHECK_MPI(MPI_Bcast(&value, 1, MPI_INT, 0, comm_));
+    return value;
+  }
+  // Ranks of this job on this node (for the default thread count).
+  int ranks_on_node() override {
+    MPI_Comm node;
+    CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    int size = 1;
+    CHECK_MPI(MPI_Comm_size(node, &size));
+    CHECK_MPI(MPI_Comm_free(&node));
+    return size;
+  }
+
+ private:
+  MPI_Comm comm_;
+};
+
+// Every rank parses the same argv and reaches the same verdict; in a
+// simulated job the ranks share this process (and g_config, which running
+// tasks read), so the first rank parses, and prints, for all.
+bool parse_once(int argc, char** argv, int rank, int& status) {
+  static bool parsed = false;
+  static bool ok = false;
+  static int parse_status = 0;
+  const bool simulated = tg::simulated_job_calls() != nullptr;
+  if (!parsed || !simulated) {
+    ok = parse_command_line(argc, argv, g_config, parse_status, rank == 0 || simulated,
+                            {tg::kWarmupFlag, tg::kDeviceFlag});
+    parsed = true;
+  }
+  status = parse_status;
+  return ok;
 }
 
 // Every rank's program after start(); returns the same status everywhere.
@@ -68,8 +117,7 @@ int run(int argc, char** argv, const tg::Functions& functions, tg::Device device
   const int ranks = taskgrid::num_ranks();
   // Every rank parses the same argv and reaches the same verdict.
   int status = 0;
-  if (!parse_command_line(argc, argv, g_config, status, rank == 0,
-                          {tg::kWarmupFlag, tg::kDeviceFlag})) {
+  if (!parse_once(argc, argv, rank, status)) {
     if (g_config.help && rank == 0) {
       std::fputs(tg::kWarmupHelp, stdout);
       std::fputs(tg::kDeviceHelp, stdout);
@@ -89,28 +137,27 @@ int run(int argc, char** argv, const tg::Functions& functions, tg::Device device
     std::fflush(stdout);
   }
 
-  MPI_Comm comm;  // the program's own communicator, apart from the runtime's
-  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
-  const int threads = tg::threads_per_rank(ranks_on_node(comm));
+  std::unique_ptr<MpiJobCalls> mpi;
+  tg::JobCalls* job = tg::simulated_job_calls();
+  if (!job) job = (mpi = std::make_unique<MpiJobCalls>()).get();
+  const int threads = tg::threads_per_rank(job->ranks_on_node());
   tg::Workload workload(g_config, functions, tg::Workload::Owners::block);
 
   double elapsed = 0;
   ExecutionCounts counts;
   for (int pass = warmup ? 0 : 1; pass < 2; ++pass) {  // warm-up, then timed
-    CHECK_MPI(MPI_Barrier(comm));
-    const double start = MPI_Wtime();
+    job->barrier();
+    const double start = job->seconds();
     workload.submit_pass(tg::Workload::Hints::none);  // owner computes
     taskgrid::wait_all();
-    CHECK_MPI(MPI_Barrier(comm));
-    elapsed = MPI_Wtime() - start;
+    job->barrier();
+    elapsed = job->seconds() - start;
     counts = tg::take_counts();
   }
 
-  const int64_t local_counts[2] = {counts.tasks, counts.inputs};
-  int64_t total_counts[2] = {0, 0};
-  CHECK_MPI(MPI_Reduce(local_counts, total_counts, 2, MPI_INT64_T, MPI_SUM, 0, comm));
-  int max_threads = 0;
-  CHECK_MPI(MPI_Reduce(&threads, &max_threads, 1, MPI_INT, MPI_MAX, 0, comm));
+  int64_t total_counts[2] = {counts.tasks, counts.inputs};
+  job->sum_to_root(total_counts, 2);
+  const int max_threads = job->max_to_root(threads);
   if (rank == 0) {
     RunInfo info{"taskgrid_spmd", ranks, max_threads, elapsed, {}};
     info.counts.tasks = total_counts[0];
@@ -118,8 +165,8 @@ int run(int argc, char** argv, const tg::Functions& functions, tg::Device device
     status = finish_run(g_config, info);
     std::fflush(stdout);
   }
-  CHECK_MPI(MPI_Bcast(&status, 1, MPI_INT, 0, comm));
-  CHECK_MPI(MPI_Comm_free(&comm));
+  status = job->broadcast_from_root(status);
+  mpi.reset();
   workload.release();
   return status;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 
 namespace taskgrid::comm::loopback {
@@ -50,6 +51,7 @@ class LoopbackCollectiveGroup::Member final : public Collectives {
 
   LinkEstimate measure_link() override {
     if (size() < 2) return {};
+    if (group_.link_) return *group_.link_;
     // An in-process "link": broadcasts from rank 0 and rank 1 in turn stand
     // for the ping-pong; only rank 0's clock counts.
     constexpr size_t kLarge = size_t{1} << 20;
@@ -82,9 +84,11 @@ class LoopbackCollectiveGroup::Member final : public Collectives {
   int rank_;
 };
 
-LoopbackCollectiveGroup::LoopbackCollectiveGroup(int ranks, int ranks_per_node)
+LoopbackCollectiveGroup::LoopbackCollectiveGroup(int ranks, int ranks_per_node, Blocking& blocking)
     : slots_(static_cast<size_t>(std::max(ranks, 0))),
-      ranks_per_node_(ranks_per_node > 0 ? ranks_per_node : std::max(ranks, 1)) {
+      ranks_per_node_(ranks_per_node > 0 ? ranks_per_node : std::max(ranks, 1)),
+      mutex_(blocking),
+      met_(blocking) {
   if (ranks < 1) throw std::invalid_argument("LoopbackCollectiveGroup: needs at least one rank");
   for (int r = 0; r < ranks; ++r) members_.push_back(std::make_unique<Member>(*this, r));
 }

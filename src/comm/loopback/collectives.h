@@ -6,23 +6,26 @@
 // to its contribution in its slot, waits until all ranks have, reads what it
 // needs from the others' slots, and waits again so that no contribution goes
 // away while someone may still read it. The meetings are a generation
-// barrier on one mutex and condition variable.
+// barrier on one lock and condition, which sleep through a Blocking: the
+// system's for threads, the S4U backend's for simulated ranks (actors).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <vector>
 
+#include "comm/blocking.h"
 #include "comm/collectives.h"
+#include "comm/futex_lock.h"
 
 namespace taskgrid::comm::loopback {
 
 class LoopbackCollectiveGroup {
  public:
   // `ranks_per_node`: what ranks_on_node() answers (0: all ranks).
-  explicit LoopbackCollectiveGroup(int ranks, int ranks_per_node = 0);
+  explicit LoopbackCollectiveGroup(int ranks, int ranks_per_node = 0,
+                                   Blocking& blocking = system_blocking());
   ~LoopbackCollectiveGroup();
   LoopbackCollectiveGroup(const LoopbackCollectiveGroup&) = delete;
   LoopbackCollectiveGroup& operator=(const LoopbackCollectiveGroup&) = delete;
@@ -30,6 +33,9 @@ class LoopbackCollectiveGroup {
   int size() const { return static_cast<int>(members_.size()); }
   // Rank `rank`'s view; lives as long as the group.
   Collectives& collectives(int rank);
+  // What measure_link() answers from now on, without measuring (a
+  // simulator's figures: its clock does not run while ranks exchange here).
+  void set_link(const LinkEstimate& link) { link_ = link; }
 
  private:
   class Member;
@@ -43,8 +49,9 @@ class LoopbackCollectiveGroup {
   std::vector<std::unique_ptr<Member>> members_;
   std::vector<Slot> slots_;  // one per rank; written by its owner before meet()
   int ranks_per_node_;
-  std::mutex mutex_;
-  std::condition_variable met_;
+  std::optional<LinkEstimate> link_;
+  FutexLock mutex_;
+  Condition met_;
   int arrived_ = 0;
   uint64_t generation_ = 0;
 };

@@ -69,14 +69,22 @@ PlatformSpec read_platform(const std::string& path) {
       spec.link_bandwidth = positive_number(where, key, value);
     } else if (key == "link_latency") {
       spec.link_latency = positive_number(where, key, value);
+    } else if (key == "message_overhead") {
+      spec.message_overhead = positive_number(where, key, value);
+    } else if (key == "runtime_task_seconds") {
+      spec.runtime_task_seconds = positive_number(where, key, value);
+    } else if (key == "runtime_submission_seconds") {
+      spec.runtime_submission_seconds = positive_number(where, key, value);
     } else {
       bad(where, "unknown key '" + key +
                      "' (known: name, max_nodes, cores_per_node, core_speed, link_bandwidth, "
-                     "link_latency)");
+                     "link_latency, message_overhead, runtime_task_seconds, "
+                     "runtime_submission_seconds)");
     }
   }
   for (const char* key :
-       {"name", "max_nodes", "cores_per_node", "core_speed", "link_bandwidth", "link_latency"})
+       {"name", "max_nodes", "cores_per_node", "core_speed", "link_bandwidth", "link_latency",
+        "message_overhead", "runtime_task_seconds", "runtime_submission_seconds"})
     if (!seen.count(key)) bad(path, std::string("no ") + key + " given");
   return spec;
 }

@@ -2,8 +2,9 @@
 // of `cores_per_node` cores at `core_speed` FLOP/s, each on its own link of
 // `link_bandwidth` B/s and `link_latency` s to one switch (a star: every
 // message crosses the sender's link and the receiver's), at most `max_nodes`
-// of them. The file is `key = value` lines; `#` starts a comment (where the
-// numbers come from belongs there).
+// of them; and what the runtime's own work costs on such a core. The file is
+// `key = value` lines; `#` starts a comment (where the numbers come from
+// belongs there).
 #pragma once
 
 #include <string>
@@ -23,6 +24,14 @@ struct PlatformSpec {
   double core_speed = 0;      // FLOP/s of one core
   double link_bandwidth = 0;  // B/s of a node's link, each way
   double link_latency = 0;    // s across one link
+  // The MPI library's software overhead per message, charged to the sender
+  // and again to the receiver (SMPI's smpi/os and smpi/or).
+  double message_overhead = 0;
+  // The runtime's own work on one of these cores (the simulator's cost
+  // model): per task a rank runs (engine) and per task its program submits
+  // (planner), in seconds.
+  double runtime_task_seconds = 0;
+  double runtime_submission_seconds = 0;
 };
 
 // Reads a platform file. A missing file, an unknown or repeated key, a value

@@ -49,9 +49,28 @@ Simulation::~Simulation() {
   // The engine stays: SimGrid tears it down at exit.
 }
 
-double Simulation::run(std::function<void()> main) {
+double Simulation::run(std::function<void()> main, double time_limit) {
   sg::Actor::create("main", hosts_.at(0), std::move(main));
+  sg::Actor::create("time-limit", hosts_.at(0), [time_limit] {
+    sg::this_actor::sleep_for(time_limit);
+    std::fprintf(stderr,
+                 "error: the simulation is still running after its limit of %g simulated s: "
+                 "a rank waits for something that never comes (or raise the limit)\n",
+                 time_limit);
+    std::fflush(nullptr);
+    std::_Exit(3);
+  })->daemonize();
   engine_->run();
+  // SimGrid returns from a deadlock (every actor left waits for ever) after
+  // listing the actors: a simulated job that hangs ends here, loudly.
+  if (const size_t stuck = engine_->get_actor_count(); stuck > 0) {
+    std::fprintf(stderr,
+                 "error: the simulation deadlocked at %.9f simulated s: %zu actors wait for "
+                 "ever (SimGrid lists them above)\n",
+                 sg::Engine::get_clock(), stuck);
+    std::fflush(nullptr);
+    std::_Exit(3);
+  }
   return sg::Engine::get_clock();
 }
 

@@ -31,9 +31,11 @@ class Simulation {
   const std::vector<simgrid::s4u::Host*>& hosts() const { return hosts_; }
   // Runs `main` as an actor on node 0 until every actor has ended. A
   // simulation whose actors all wait for ever ends the process with a
-  // message (SimGrid reports the deadlock, then this exits with status 3).
-  // Returns the simulated time at the end, in seconds.
-  double run(std::function<void()> main);
+  // message (SimGrid reports the deadlock, then this exits with status 3),
+  // and so does one still running after `time_limit` simulated seconds (a
+  // rank that waits for what never comes polls for ever). Returns the
+  // simulated time at the end, in seconds.
+  double run(std::function<void()> main, double time_limit = 3600);
 
   // Simulated seconds now (inside the simulation).
   static double now();

@@ -1,5 +1,6 @@
 #include "comm/s4u/transport.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -37,8 +38,8 @@ struct PostedReceive {
 };
 
 // An idle engine sleeps until a message, a submission or a finished task
-// wakes it, or for this long in simulated time: half the shortest age after
-// which a batch must leave (the planner's 100 us), so that ages are kept.
+// wakes it, or for this long in simulated time at first: half the shortest
+// age after which a batch must leave (the planner's 100 us).
 constexpr uint64_t kIdleTimeoutNs = 50'000;
 
 uint64_t next_fabric_id() {
@@ -79,8 +80,15 @@ class S4uFabric::Endpoint final : public Transport {
   }
   void idle(IdleBackoff&, Wakeup& wakeup, bool) override {
     wakeup_ = &wakeup;
-    wakeup.wait_for(std::chrono::microseconds(kIdleTimeoutNs / 1000),
+    // Each timeout is an event of the simulation (its wall time): an engine
+    // that keeps timing out waits twice as long each time, up to 16x.
+    const double start = sg::Engine::get_clock();
+    wakeup.wait_for(std::chrono::microseconds(idle_timeout_ns_ / 1000),
                     [this] { return !control_.empty() || !finished_.empty(); });
+    const bool timed_out =
+        (sg::Engine::get_clock() - start) * 1e9 >= static_cast<double>(idle_timeout_ns_) * 0.999;
+    idle_timeout_ns_ =
+        timed_out ? std::min(idle_timeout_ns_ * 2, 16 * kIdleTimeoutNs) : kIdleTimeoutNs;
   }
   std::unique_ptr<Thread> start_thread(std::function<void()> body) override {
     class ActorThread final : public Thread {
@@ -186,7 +194,10 @@ class S4uFabric::Endpoint final : public Transport {
   // Hands `message` to the network: it reaches `dest`'s receiver after the
   // simulated transfer of `bytes`. May switch actors.
   void post(int dest, Message* message, size_t bytes) {
-    peer(dest).mailbox_->put_init(message, bytes)->detach();
+    Endpoint& to = peer(dest);
+    to.mailbox_->put_init(message, bytes)->detach();
+    if (fabric_.message_overhead_ > 0)
+      sg::this_actor::execute(fabric_.message_overhead_ * host_->get_speed());
   }
 
   void send(int stream, int dest, int tag, const void* data, size_t bytes, uint64_t cookie,
@@ -223,6 +234,7 @@ class S4uFabric::Endpoint final : public Transport {
     for (;;) {
       std::unique_ptr<Message> message(mailbox_->get<Message>());
       if (message->stream == kStop) return;
+      if (fabric_.message_overhead_ > 0) sg::this_actor::sleep_for(fabric_.message_overhead_);
       deliver(*message);
       if (wakeup_) wakeup_->notify();
     }
@@ -256,6 +268,7 @@ class S4uFabric::Endpoint final : public Transport {
   sg::Mailbox* const mailbox_;
   sg::ActorPtr receiver_;
   Wakeup* wakeup_ = nullptr;  // the engine's, once it idled
+  uint64_t idle_timeout_ns_ = kIdleTimeoutNs;
   uint64_t threads_started_ = 0;
   // Actors run one at a time and switch only in simcalls, none of which is
   // made while these change: no lock.
@@ -267,7 +280,8 @@ class S4uFabric::Endpoint final : public Transport {
   std::map<std::vector<int32_t>, int> my_groups_;  // created by this rank
 };
 
-S4uFabric::S4uFabric(const std::vector<sg::Host*>& hosts) : id_(next_fabric_id()) {
+S4uFabric::S4uFabric(const std::vector<sg::Host*>& hosts, double message_overhead)
+    : id_(next_fabric_id()), message_overhead_(message_overhead) {
   for (size_t r = 0; r < hosts.size(); ++r)
     endpoints_.push_back(std::make_unique<Endpoint>(*this, static_cast<int>(r), hosts[r]));
   for (auto& endpoint : endpoints_) endpoint->start();

@@ -30,8 +30,10 @@ namespace taskgrid::comm::s4u {
 
 class S4uFabric {
  public:
-  // One rank per host, rank r on hosts[r].
-  explicit S4uFabric(const std::vector<simgrid::s4u::Host*>& hosts);
+  // One rank per host, rank r on hosts[r]. `message_overhead`: seconds of
+  // the MPI library's own work per message, charged to the sending thread
+  // (as computation on its core) and to the receiver (before delivery).
+  explicit S4uFabric(const std::vector<simgrid::s4u::Host*>& hosts, double message_overhead = 0);
   // Stops the receivers (an actor must call it).
   ~S4uFabric();
   S4uFabric(const S4uFabric&) = delete;
@@ -52,6 +54,7 @@ class S4uFabric {
   struct Group;
 
   const uint64_t id_;  // tells the mailboxes of successive fabrics apart
+  const double message_overhead_;
   S4uBlocking blocking_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::vector<std::vector<int32_t>> group_members_;  // per group id - 1

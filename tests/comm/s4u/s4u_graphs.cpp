@@ -38,6 +38,9 @@ struct Options {
   std::vector<int> ranks = {1, 2, 4};
   int graphs = 8;
   uint64_t seed = 1;
+  // A broken program (for the test of a stalled job): rank 1 never shuts its
+  // runtime down, so its engine keeps waiting for work that never comes.
+  bool stall = false;
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -74,6 +77,8 @@ Options parse(int argc, char** argv) {
       options.graphs = static_cast<int>(whole_number(flag, value));
     } else if (flag == "--seed") {
       options.seed = static_cast<uint64_t>(whole_number(flag, value));
+    } else if (flag == "--stall") {
+      options.stall = value == "1";
     } else {
       usage_error("unknown flag " + flag);
     }
@@ -123,6 +128,8 @@ struct Totals {
 // One rank of the job: its engine (on an engine thread started through the
 // seam, unless this rank has no program: then this actor runs it) and, where
 // it plans, its planner and the program. Runs as an actor on its host.
+bool stall_rank_1 = false;  // Options::stall
+
 void run_rank(comm::Transport& transport, const RunShape& shape, const Graph& g,
               std::vector<std::vector<uint8_t>>& memory, Totals& totals) {
   const int rank = transport.rank();
@@ -161,7 +168,7 @@ void run_rank(comm::Transport& transport, const RunShape& shape, const Graph& g,
     }
     for (const DataHandle h : handles) planner.fetch(h);
     for (const DataHandle h : handles) planner.release(h);
-    planner.shutdown();
+    if (!(stall_rank_1 && rank == 1)) planner.shutdown();
     engine_thread->join();
   }
   const EngineStats stats = engine.stats();
@@ -254,6 +261,7 @@ bool run_all(const s4u::Simulation& simulation, const Options& options) {
 int main(int argc, char** argv) {
   using namespace taskgrid;
   const engine::Options options = engine::parse(argc, argv);
+  engine::stall_rank_1 = options.stall;
   int nodes = 0;
   for (int ranks : options.ranks) nodes = std::max(nodes, ranks);
   try {
@@ -261,7 +269,9 @@ int main(int argc, char** argv) {
         comm::s4u::find_platform(options.platform, TASKGRID_SIM_PLATFORM_DIR);
     comm::s4u::Simulation simulation(argv[0], platform, nodes);
     bool ok = false;
-    const double end = simulation.run([&] { ok = engine::run_all(simulation, options); });
+    // Every graph here takes milliseconds of simulated time.
+    const double end =
+        simulation.run([&] { ok = engine::run_all(simulation, options); }, /*time_limit=*/10);
     std::printf("platform %s, %d nodes: %s at %.9f simulated s\n", platform.name.c_str(), nodes,
                 ok ? "every graph matched" : "FAILED", end);
     return ok ? 0 : 1;

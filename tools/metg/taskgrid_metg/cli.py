@@ -15,7 +15,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import __version__, machine, output, peak
@@ -25,7 +25,7 @@ from .results import Results, evaluate
 from .runner import RunError
 from .sweep import RunRecord, SweepAborted, plan_sweep, run_sweep
 from .systems import (DEFAULT_MPI, DEVICES, GPU_KERNEL, MPI_FAMILIES, SYSTEMS, Launch,
-                      SystemChoice, SystemSpec, make_launch, parse_system)
+                      SystemChoice, SystemSpec, make_launch, make_sim_launch, parse_system)
 
 PEAK_BINARY = "taskbench-peak"
 MAX_EXP_LIMIT = 40
@@ -76,6 +76,7 @@ class Settings:
     openmpi_build_dir: Path = Path("build-openmpi")
     openmpi_mpiexec: list[str] = field(default_factory=default_openmpi_mpiexec)
     choices: dict[str, SystemChoice] = field(default_factory=dict)  # by label (`systems`)
+    simulated: bool = False      # --sim-nodes: no calibration, the platform's peak
 
     def build_dir_for(self, family: str) -> Path:
         return self.openmpi_build_dir if family == "openmpi" else self.build_dir
@@ -147,6 +148,13 @@ def build_parser(systems: dict[str, SystemSpec]) -> argparse.ArgumentParser:
     parser.add_argument("--host-not-charged", action="store_true",
                         help="omp_target: charge only the device ranks' cores, not rank 0's (the "
                              "host runs no tasks; the MPP's figures charge no head node)")
+    parser.add_argument("--sim-nodes", type=int, default=0, metavar="N",
+                        help="run the systems on N simulated nodes (taskgrid-sim: mpi, "
+                             "taskgrid, taskgrid_spmd); the peak is the platform's")
+    parser.add_argument("--sim-platform", default="thismachine",
+                        help="the simulated machine (bench/sim/platforms/NAME.platform)")
+    parser.add_argument("--sim-cores-per-node", type=int, default=0, metavar="C",
+                        help="cores per simulated node (default: the platform's)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the commands that would run, run nothing")
     return parser
@@ -253,8 +261,50 @@ def make_settings(args: argparse.Namespace, graph_flags: list[str],
         choices=choices)
 
 
+def sim_platform_value(build_dir: Path, platform: str, key: str) -> str:
+    """A key of a simulated platform file (bench/sim/platforms/, beside the build)."""
+    path = Path(platform)
+    if "/" not in platform and not platform.endswith(".platform"):
+        path = Path(__file__).resolve().parents[3] / "bench" / "sim" / "platforms" / f"{platform}.platform"
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as error:
+        raise ValueError(f"--sim-platform {platform}: cannot read {path} ({error.strerror})") from None
+    for line in lines:
+        name, _, value = line.split("#", 1)[0].partition("=")
+        if name.strip() == key:
+            return value.strip()
+    raise ValueError(f"--sim-platform {platform}: {path} gives no {key}")
+
+
+def make_sim_settings(settings: Settings, args: argparse.Namespace) -> Settings:
+    """--sim-nodes: the whole simulated machine's cores, and its peak (unless --peak NUMBER)."""
+    if args.sim_nodes < 1 or args.sim_cores_per_node < 0:
+        raise ValueError("--sim-nodes must be >= 1 and --sim-cores-per-node >= 0")
+    if args.ranks or args.threads:
+        raise ValueError("--sim-nodes: the layout is the simulator's (--ranks and --threads "
+                         "do not apply)")
+    cores = args.sim_cores_per_node or int(
+        sim_platform_value(settings.build_dir, args.sim_platform, "cores_per_node"))
+    speed = float(sim_platform_value(settings.build_dir, args.sim_platform, "core_speed"))
+    total = args.sim_nodes * cores
+    peak_choice, peak_value = settings.peak, settings.peak_value
+    if peak_choice != "given":
+        peak_choice, peak_value = "given", total * speed
+    # A simulated run is deterministic: one repetition unless --reps says otherwise.
+    return replace(settings, cores=total, peak=peak_choice, peak_value=peak_value,
+                   reps=settings.reps or 1, simulated=True,
+                   graph_flags=settings.graph_flags if settings.graph_flags_source != "default"
+                   else default_graph_flags(total))
+
+
 def make_launches(settings: Settings, args: argparse.Namespace,
                   systems: dict[str, SystemSpec]) -> dict[str, Launch]:
+    if getattr(args, "sim_nodes", 0):
+        cores = settings.cores // args.sim_nodes
+        return {label: make_sim_launch(systems[choice.name], settings.build_dir, args.sim_nodes,
+                                       cores, args.sim_platform)
+                for label, choice in settings.choices.items()}
     ranks = parse_overrides(args.ranks, "--ranks", settings.choices, systems)
     threads = parse_overrides(args.threads, "--threads", settings.choices, systems)
     launches = {}
@@ -341,6 +391,8 @@ def core_counts(launches: dict[str, Launch]) -> list[int]:
 
 
 def run_calibration(settings: Settings, launches: dict[str, Launch], workdir: Path) -> peak.Peak:
+    if settings.simulated:
+        return peak.unavailable("calibrated", "FLOP/s", "a simulated machine: the platform's peak")
     kernel, reason = peak.calibration_kernel(graph_kernels(settings.graph_flags))
     if kernel is None:
         return peak.unavailable("calibrated", "FLOP/s", reason)
@@ -417,6 +469,8 @@ def main(argv: list[str] | None = None, systems: dict[str, SystemSpec] | None = 
     args = parser.parse_args(tool_args)
     try:
         settings = make_settings(args, graph_flags, systems)
+        if args.sim_nodes:
+            settings = make_sim_settings(settings, args)
         launches = make_launches(settings, args, systems)
         if not settings.dry_run:
             check_executables(settings, launches)

@@ -182,13 +182,19 @@ class Launch:
     mpiexec: tuple[str, ...]
     device: str = "cpu"
     family: str = DEFAULT_MPI   # the MPI build the binary comes from
+    # A simulated run (--sim-nodes): `binary` is the build's taskgrid-sim and these its
+    # options before '--' (system, platform, nodes, cores per node).
+    sim_options: tuple[str, ...] = ()
 
     @property
     def mpi_family(self) -> str | None:
         """The MPI the system runs on; None for a system not launched through MPI."""
-        return self.family if self.spec.mpi else None
+        return self.family if self.spec.mpi and not self.sim_options else None
 
     def command(self, graph_flags: list[str], json_path: str | Path) -> list[str]:
+        if self.sim_options:
+            return [str(self.binary), *self.sim_options, "--", "-json", str(json_path),
+                    *graph_flags]
         prefix = [*self.mpiexec, "-n", str(self.layout.ranks)] if self.spec.mpi else []
         threads = [self.spec.thread_flag, str(self.layout.threads)] if self.spec.thread_flag else []
         device = [self.spec.device_flag, self.device] if self.device != "cpu" else []
@@ -209,6 +215,27 @@ class Launch:
             env["LD_LIBRARY_PATH"] = str(self.binary.parent.parent / "lib") + (
                 f":{inherited}" if inherited else "")
         return env
+
+
+# The systems taskgrid-sim runs (bench/sim/): TaskGrid's on SimGrid's S4U, one rank per
+# node with the node's cores as threads; the MPI baseline on SMPI, one rank per core.
+SIM_SYSTEMS = ("mpi", "taskgrid", "taskgrid_spmd")
+SIM_LAUNCHER = "taskgrid-sim"
+
+
+def make_sim_launch(spec: SystemSpec, build_dir: Path, nodes: int, cores_per_node: int,
+                    platform: str) -> Launch:
+    """`spec` on `nodes` simulated nodes of `platform` with `cores_per_node` cores each."""
+    if spec.name not in SIM_SYSTEMS:
+        raise ValueError(f"--sim-nodes: system '{spec.name}' does not run in the simulator "
+                         f"(it runs {', '.join(SIM_SYSTEMS)})")
+    per_rank = spec.name != "mpi"
+    layout = Layout(ranks=nodes if per_rank else nodes * cores_per_node,
+                    threads=cores_per_node if per_rank else 1)
+    return Launch(spec=spec, layout=layout, binary=Path(build_dir) / "bin" / SIM_LAUNCHER,
+                  mpiexec=(), sim_options=("--system", spec.name, "--platform", platform,
+                                           "--nodes", str(nodes), "--cores-per-node",
+                                           str(cores_per_node)))
 
 
 def make_launch(spec: SystemSpec, build_dir: Path, cores: int, mpiexec: list[str],

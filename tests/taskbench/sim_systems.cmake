@@ -1,0 +1,49 @@
+# Task Bench on the simulator (bench/sim/, label "sim"): taskbench-taskgrid_spmd
+# and taskbench-taskgrid on the S4U backend and taskbench-mpi on SMPI, through
+# the taskgrid-sim launcher, at 2 and 4 simulated nodes. Each run must exit 0
+# with the spec's totals: every task validates its inputs and the executed
+# counts are compared with the totals, as in the real runs. Then: a simulated
+# run prints the same twice, and a bad platform, node count or kernel is an
+# error naming it. Included from tests/taskbench/CMakeLists.txt where SimGrid is.
+set(_sim ${PROJECT_BINARY_DIR}/bin/taskgrid-sim)
+set(_sim_checker ${CMAKE_CURRENT_LIST_DIR}/check_taskbench_run.py)
+set(_sim_systems taskgrid_spmd taskgrid)
+if(TARGET taskbench-mpi-smpi)
+  list(APPEND _sim_systems mpi)
+endif()
+foreach(_system IN LISTS _sim_systems)
+  foreach(_nodes IN ITEMS 2 4)
+    foreach(_vector IN ITEMS
+        "v04|40;108;84480;0|-steps;10;-width;4;-type;stencil_1d_periodic;-kernel;compute_bound;-iter;16"
+        "v05|31;30;398784;0|-steps;6;-width;8;-type;tree;-kernel;compute_bound;-iter;100"
+        "v13|160;381;0;0|-steps;10;-width;16;-type;random_nearest;-radix;5;-fraction;0.5")
+      taskgrid_split_case("${_vector}" _name _totals _flags)
+      list(GET _totals 0 _tasks)
+      list(GET _totals 1 _deps)
+      list(GET _totals 2 _flops)
+      list(GET _totals 3 _bytes)
+      set(_test sim.taskbench.${_system}.n${_nodes}.${_name})
+      add_test(NAME ${_test}
+               COMMAND ${Python3_EXECUTABLE} ${_sim_checker} --timeout 120 --tasks ${_tasks}
+                       --deps ${_deps} --flops ${_flops} --bytes ${_bytes} --
+                       ${_sim} --system ${_system} --nodes ${_nodes} -- ${_flags})
+      set_tests_properties(${_test} PROPERTIES LABELS "sim;taskbench" TIMEOUT 150)
+    endforeach()
+  endforeach()
+endforeach()
+
+# The same output twice (simulated times included), spmd and cluster mode.
+foreach(_system IN ITEMS taskgrid_spmd taskgrid)
+  add_test(NAME sim.taskbench.${_system}.deterministic
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=${_sim}
+                   "-DARGS=--system;${_system};--nodes;8;--;-steps;20;-width;32;-type;nearest;-radix;3;-kernel;compute_bound;-iter;256"
+                   -P ${PROJECT_SOURCE_DIR}/tests/comm/s4u/same_output_twice.cmake)
+  set_tests_properties(sim.taskbench.${_system}.deterministic PROPERTIES
+    LABELS "sim;taskbench" TIMEOUT 150)
+endforeach()
+
+# Errors: a message naming the cause, exit status 2.
+taskgrid_error_tests(sim.taskbench.errors ${_sim} "sim;taskbench" CASES
+  "bad_platform|--platform;nosuch;--nodes;2|platform 'nosuch': no such platform"
+  "too_many_nodes|--nodes;65|platform thismachine .*has 1 to 64 nodes: 65 asked for"
+  "no_flops|--nodes;2;--;-steps;2;-width;2;-kernel;busy_wait;-iter;4|no FLOP count for this kernel")
