@@ -25,19 +25,10 @@ import time
 from pathlib import Path
 
 from taskgrid_metg.analysis import Point, compute_metg
+from taskgrid_metg.cli import sim_platform_value as platform_value
 
 HERE = Path(__file__).resolve().parent
 LAUNCHER = HERE / "taskgrid-sim"
-
-
-def platform_value(platform: str, key: str) -> str:
-    path = Path(platform) if "/" in platform else HERE / "platforms" / f"{platform}.platform"
-    for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0]
-        name, _, value = line.partition("=")
-        if name.strip() == key:
-            return value.strip()
-    raise SystemExit(f"metg_sim: {path}: no {key}")
 
 
 def run_once(args, system: str, nodes: int, cores: int, iterations: int) -> dict:

@@ -205,7 +205,7 @@ void task_ran(const taskbench::TaskGraph& graph, int64_t timestep, int64_t point
     std::fflush(nullptr);
     std::_Exit(2);
   }
-  sg::this_actor::execute(flops + task_seconds * core_speed);
+  compute_for(flops / core_speed + task_seconds);
 }
 
 void task_submitted() {
@@ -217,10 +217,9 @@ void task_submitted() {
 }
 
 // Prints where the simulation is, every few seconds of wall time.
-void report_progress(double& wall_start) {
+void report_progress() {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  wall_start = std::chrono::duration<double>(start.time_since_epoch()).count();
   auto last = start;
   for (;;) {
     sg::this_actor::sleep_for(1e-4);
@@ -254,14 +253,12 @@ int run(int argc, char** argv) {
   s4u::Simulation simulation(argv[0], platform, settings.nodes);
   std::unique_ptr<Job> job;
   int status = 1;
-  double wall_start = 0;
+  const auto wall_start = std::chrono::steady_clock::now();
   const double end = simulation.run([&] {
     job = std::make_unique<Job>(simulation.hosts(), platform, cores);
     runtime::set_simulated_job(job.get());
     tg::set_job_calls(job.get());
-    sg::Actor::create("progress", simulation.hosts()[0], [&] {
-      report_progress(wall_start);
-    })->daemonize();
+    sg::Actor::create("progress", simulation.hosts()[0], [&] { report_progress(); })->daemonize();
     std::vector<sg::ActorPtr> ranks;
     for (int r = 0; r < settings.nodes; ++r)
       ranks.push_back(sg::Actor::create(
@@ -282,8 +279,7 @@ int run(int argc, char** argv) {
     job.reset();  // its receivers are actors: stopped inside the simulation
   });
   const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() -
-      wall_start;
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   std::fprintf(stderr,
                "taskgrid-sim: platform %s, %d nodes x %d cores, charge %s: %.6f simulated s in "
                "%.1f s of wall time\n",

@@ -166,23 +166,14 @@ std::vector<std::vector<uint8_t>> run_on_loopback(const Graph& g, const Loopback
     programs.emplace_back([&, r] {
       plan::Planner& planner = *job[static_cast<size_t>(r)]->planner;
       auto& mine = memory[static_cast<size_t>(r)];
-      std::vector<DataHandle> handles;
-      for (size_t h = 0; h < g.sizes.size(); ++h) {
-        mine.push_back(initial_bytes(h, g.sizes[h]));
-        handles.push_back(planner.enter_data(mine.back().data(), g.sizes[h], g.owners[h]));
-      }
+      const std::vector<DataHandle> handles = enter_graph(planner, g, mine);
       for (const TaskSpec& task : g.tasks) {
-        std::vector<DataAccess> accesses;
-        for (const AccessSpec& a : task.accesses) accesses.push_back({handles[a.handle], a.mode});
         TaskOptions options;
-        options.rank = task.hint;
-        const std::vector<char> args = pack(task);
         const bool on_device = run.devices > 0 && task.salt % 2 == 1;
         const FunctionId function =
             on_device ? loopback_device_task_id : function_id(loopback_task);
         if (on_device && run.device_hints) options.device = hinted_device(task.salt, run.devices);
-        planner.submit(function, accesses.data(), accesses.size(), options, args.data(),
-                       args.size());
+        submit_spec(planner, task, handles, function, options);
       }
       for (const DataHandle h : handles) planner.fetch(h);
       for (const DataHandle h : handles) planner.release(h);

@@ -149,4 +149,28 @@ inline std::vector<std::vector<uint8_t>> run_sequentially(const Graph& g) {
   return state;
 }
 
+// Registers the graph's handles on `planner` (either planner type), each over
+// a host buffer of its initial bytes appended to `memory`.
+template <typename Planner>
+std::vector<DataHandle> enter_graph(Planner& planner, const Graph& g,
+                                    std::vector<std::vector<uint8_t>>& memory) {
+  std::vector<DataHandle> handles;
+  for (size_t h = 0; h < g.sizes.size(); ++h) {
+    memory.push_back(initial_bytes(h, g.sizes[h]));
+    handles.push_back(planner.enter_data(memory.back().data(), g.sizes[h], g.owners[h]));
+  }
+  return handles;
+}
+
+// Submits `task` as `function` with its accesses, arguments and rank hint.
+template <typename Planner>
+void submit_spec(Planner& planner, const TaskSpec& task, const std::vector<DataHandle>& handles,
+                 FunctionId function, TaskOptions options = {}) {
+  std::vector<DataAccess> accesses;
+  for (const AccessSpec& a : task.accesses) accesses.push_back({handles[a.handle], a.mode});
+  options.rank = task.hint;
+  const std::vector<char> args = pack(task);
+  planner.submit(function, accesses.data(), accesses.size(), options, args.data(), args.size());
+}
+
 }  // namespace taskgrid::engine

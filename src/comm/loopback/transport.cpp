@@ -2,27 +2,22 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
+
+#include "comm/message_matching.h"
 
 namespace taskgrid::comm::loopback {
 
 namespace {
 
 enum Stream : int { kData = 0, kChunk = 1, kGroup = 2 };
-using Key = std::tuple<int, int, int>;  // stream, source, tag
-
-struct PostedReceive {
-  void* data;
-  size_t bytes;
-  uint64_t cookie;
-};
 
 }  // namespace
 
 class LoopbackFabric::Endpoint final : public Transport {
  public:
-  Endpoint(LoopbackFabric& fabric, int rank) : fabric_(fabric), rank_(rank) {}
+  Endpoint(LoopbackFabric& fabric, int rank)
+      : fabric_(fabric), rank_(rank), matching_([this](const std::string& what) { fail(what); }) {}
 
   int rank() const override { return rank_; }
   int size() const override { return fabric_.size(); }
@@ -92,19 +87,16 @@ class LoopbackFabric::Endpoint final : public Transport {
     for (int32_t member : members)
       if (member != rank_) send(kGroup, member, group, data, bytes, 0, false);
     std::lock_guard lock(mutex_);
-    finished_.push_back(cookie);
+    matching_.finished(cookie);
   }
 
   bool poll(std::vector<uint64_t>& finished) override {
     std::lock_guard lock(mutex_);
-    if (finished_.empty()) return false;
-    finished.insert(finished.end(), finished_.begin(), finished_.end());
-    finished_.clear();
-    return true;
+    return matching_.take_finished(finished);
   }
   size_t pending() const override {
     std::lock_guard lock(mutex_);
-    return posted_count_ + finished_.size();
+    return matching_.pending();
   }
   bool copying_bulk_data() const override { return false; }
   bool same_node(int) const override { return false; }
@@ -131,55 +123,23 @@ class LoopbackFabric::Endpoint final : public Transport {
     fabric_.data_messages_.fetch_add(1);
     {
       std::lock_guard lock(to.mutex_);
-      const Key key{stream, rank_, tag};
-      auto posted = to.posted_.find(key);
-      if (posted != to.posted_.end() && !posted->second.empty()) {
-        const PostedReceive receive = posted->second.front();
-        posted->second.pop_front();
-        to.posted_count_ -= 1;
-        if (receive.bytes != bytes)
-          to.fail("a message of " + std::to_string(bytes) + " bytes from rank " +
-                  std::to_string(rank_) + " (tag " + std::to_string(tag) + ") for a receive of " +
-                  std::to_string(receive.bytes));
-        if (bytes) std::memcpy(receive.data, data, bytes);
-        to.finished_.push_back(receive.cookie);
-      } else {
-        const char* from = static_cast<const char*>(data);
-        to.unexpected_[key].emplace_back(from, from + bytes);
-      }
+      to.matching_.arrive(stream, rank_, tag, data, bytes);
     }
     if (!complete) return;
     std::lock_guard lock(mutex_);
-    finished_.push_back(cookie);  // the bytes are copied: the send is complete
+    matching_.finished(cookie);  // the bytes are copied: the send is complete
   }
 
   void receive(int stream, int source, int tag, void* data, size_t bytes, uint64_t cookie) {
     std::lock_guard lock(mutex_);
-    const Key key{stream, source, tag};
-    auto arrived = unexpected_.find(key);
-    if (arrived != unexpected_.end() && !arrived->second.empty()) {
-      std::vector<char> message = std::move(arrived->second.front());
-      arrived->second.pop_front();
-      if (message.size() != bytes)
-        fail("a receive of " + std::to_string(bytes) + " bytes from rank " +
-             std::to_string(source) + " (tag " + std::to_string(tag) + ") got " +
-             std::to_string(message.size()));
-      if (bytes) std::memcpy(data, message.data(), bytes);
-      finished_.push_back(cookie);
-      return;
-    }
-    posted_[key].push_back(PostedReceive{data, bytes, cookie});
-    posted_count_ += 1;
+    matching_.post(stream, source, tag, data, bytes, cookie);
   }
 
   LoopbackFabric& fabric_;
   const int rank_;
   mutable std::mutex mutex_;  // guards everything below; senders take the receiver's
   std::deque<std::pair<int, std::vector<char>>> control_;
-  std::map<Key, std::deque<std::vector<char>>> unexpected_;
-  std::map<Key, std::deque<PostedReceive>> posted_;
-  size_t posted_count_ = 0;
-  std::vector<uint64_t> finished_;
+  MessageMatching matching_;
   std::map<std::vector<int32_t>, int> my_groups_;  // created by this rank
 };
 

@@ -36,6 +36,36 @@ double positive_number(const std::string& where, const std::string& key, const s
   return value;
 }
 
+// Every key a file must give, in the order a missing one is reported.
+constexpr const char* kKeys[] = {"name",
+                                 "max_nodes",
+                                 "cores_per_node",
+                                 "core_speed",
+                                 "link_bandwidth",
+                                 "link_latency",
+                                 "message_overhead",
+                                 "runtime_task_seconds",
+                                 "runtime_submission_seconds"};
+
+// The keys whose value is any positive number.
+struct NumberKey {
+  const char* key;
+  double PlatformSpec::*field;
+};
+constexpr NumberKey kNumbers[] = {
+    {"core_speed", &PlatformSpec::core_speed},
+    {"link_bandwidth", &PlatformSpec::link_bandwidth},
+    {"link_latency", &PlatformSpec::link_latency},
+    {"message_overhead", &PlatformSpec::message_overhead},
+    {"runtime_task_seconds", &PlatformSpec::runtime_task_seconds},
+    {"runtime_submission_seconds", &PlatformSpec::runtime_submission_seconds}};
+
+std::string known_keys() {
+  std::string known;
+  for (const char* key : kKeys) known += (known.empty() ? "" : ", ") + std::string(key);
+  return known;
+}
+
 }  // namespace
 
 PlatformSpec read_platform(const std::string& path) {
@@ -63,28 +93,16 @@ PlatformSpec read_platform(const std::string& path) {
       if (count != std::floor(count) || count > 1 << 20)
         bad(where, key + " = " + value + " is not a whole number up to 2^20");
       (key == "max_nodes" ? spec.max_nodes : spec.cores_per_node) = static_cast<int>(count);
-    } else if (key == "core_speed") {
-      spec.core_speed = positive_number(where, key, value);
-    } else if (key == "link_bandwidth") {
-      spec.link_bandwidth = positive_number(where, key, value);
-    } else if (key == "link_latency") {
-      spec.link_latency = positive_number(where, key, value);
-    } else if (key == "message_overhead") {
-      spec.message_overhead = positive_number(where, key, value);
-    } else if (key == "runtime_task_seconds") {
-      spec.runtime_task_seconds = positive_number(where, key, value);
-    } else if (key == "runtime_submission_seconds") {
-      spec.runtime_submission_seconds = positive_number(where, key, value);
+    } else if (const auto numeric =
+                   std::find_if(std::begin(kNumbers), std::end(kNumbers),
+                                [&](const NumberKey& known) { return key == known.key; });
+               numeric != std::end(kNumbers)) {
+      spec.*(numeric->field) = positive_number(where, key, value);
     } else {
-      bad(where, "unknown key '" + key +
-                     "' (known: name, max_nodes, cores_per_node, core_speed, link_bandwidth, "
-                     "link_latency, message_overhead, runtime_task_seconds, "
-                     "runtime_submission_seconds)");
+      bad(where, "unknown key '" + key + "' (known: " + known_keys() + ")");
     }
   }
-  for (const char* key :
-       {"name", "max_nodes", "cores_per_node", "core_speed", "link_bandwidth", "link_latency",
-        "message_overhead", "runtime_task_seconds", "runtime_submission_seconds"})
+  for (const char* key : kKeys)
     if (!seen.count(key)) bad(path, std::string("no ") + key + " given");
   return spec;
 }

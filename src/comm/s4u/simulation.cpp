@@ -6,6 +6,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <stdexcept>
 
+#include "comm/s4u/transport.h"
 #include "trace/trace.h"
 
 namespace taskgrid::comm::s4u {
@@ -15,8 +16,6 @@ namespace sg = simgrid::s4u;
 namespace {
 
 bool simulated = false;  // SimGrid allows one engine per process
-
-uint64_t simulated_ns() { return static_cast<uint64_t>(sg::Engine::get_clock() * 1e9 + 0.5); }
 
 }  // namespace
 

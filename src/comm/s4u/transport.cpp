@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <simgrid/s4u/Actor.hpp>
@@ -13,7 +12,8 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 #include <string>
-#include <tuple>
+
+#include "comm/message_matching.h"
 
 namespace taskgrid::comm::s4u {
 
@@ -22,19 +22,12 @@ namespace sg = simgrid::s4u;
 namespace {
 
 enum Stream : int { kData = 0, kChunk = 1, kGroup = 2, kControl = 3, kStop = 4 };
-using Key = std::tuple<int, int, int>;  // stream, source, tag
 
 struct Message {
   int stream;
   int source;
   int tag;
   std::vector<char> bytes;
-};
-
-struct PostedReceive {
-  void* data;
-  size_t bytes;
-  uint64_t cookie;
 };
 
 // An idle engine sleeps until a message, a submission or a finished task
@@ -49,6 +42,8 @@ uint64_t next_fabric_id() {
 
 }  // namespace
 
+uint64_t simulated_ns() { return static_cast<uint64_t>(sg::Engine::get_clock() * 1e9 + 0.5); }
+
 class S4uFabric::Endpoint final : public Transport {
  public:
   Endpoint(S4uFabric& fabric, int rank, sg::Host* host)
@@ -56,7 +51,8 @@ class S4uFabric::Endpoint final : public Transport {
         rank_(rank),
         host_(host),
         mailbox_(sg::Mailbox::by_name("taskgrid-" + std::to_string(fabric.id_) + "-rank-" +
-                                      std::to_string(rank))) {}
+                                      std::to_string(rank))),
+        matching_([this](const std::string& what) { fail(what); }) {}
 
   void start() {
     receiver_ =
@@ -75,16 +71,14 @@ class S4uFabric::Endpoint final : public Transport {
   int max_tag() const override { return 1 << 30; }
   Blocking& blocking() override { return fabric_.blocking_; }
 
-  uint64_t now_ns() const override {
-    return static_cast<uint64_t>(sg::Engine::get_clock() * 1e9 + 0.5);
-  }
+  uint64_t now_ns() const override { return simulated_ns(); }
   void idle(IdleBackoff&, Wakeup& wakeup, bool) override {
     wakeup_ = &wakeup;
     // Each timeout is an event of the simulation (its wall time): an engine
     // that keeps timing out waits twice as long each time, up to 16x.
     const double start = sg::Engine::get_clock();
     wakeup.wait_for(std::chrono::microseconds(idle_timeout_ns_ / 1000),
-                    [this] { return !control_.empty() || !finished_.empty(); });
+                    [this] { return !control_.empty() || matching_.has_finished(); });
     const bool timed_out =
         (sg::Engine::get_clock() - start) * 1e9 >= static_cast<double>(idle_timeout_ns_) * 0.999;
     idle_timeout_ns_ =
@@ -162,16 +156,11 @@ class S4uFabric::Endpoint final : public Transport {
     }
     for (int32_t member : members)
       if (member != rank_) send(kGroup, member, group, data, bytes, 0, false);
-    finished_.push_back(cookie);
+    matching_.finished(cookie);
   }
 
-  bool poll(std::vector<uint64_t>& finished) override {
-    if (finished_.empty()) return false;
-    finished.insert(finished.end(), finished_.begin(), finished_.end());
-    finished_.clear();
-    return true;
-  }
-  size_t pending() const override { return posted_count_ + finished_.size(); }
+  bool poll(std::vector<uint64_t>& finished) override { return matching_.take_finished(finished); }
+  size_t pending() const override { return matching_.pending(); }
   bool copying_bulk_data() const override { return false; }
   bool same_node(int peer) const override { return peer == rank_; }
   [[noreturn]] void abort_job(int status) override {
@@ -207,26 +196,12 @@ class S4uFabric::Endpoint final : public Transport {
     const char* from = static_cast<const char*>(data);
     // The bytes are copied: the send is complete (recorded before post()
     // may switch actors).
-    if (complete) finished_.push_back(cookie);
+    if (complete) matching_.finished(cookie);
     post(dest, new Message{stream, rank_, tag, std::vector<char>(from, from + bytes)}, bytes);
   }
 
   void receive(int stream, int source, int tag, void* data, size_t bytes, uint64_t cookie) {
-    const Key key{stream, source, tag};
-    auto arrived = unexpected_.find(key);
-    if (arrived != unexpected_.end() && !arrived->second.empty()) {
-      std::vector<char> message = std::move(arrived->second.front());
-      arrived->second.pop_front();
-      if (message.size() != bytes)
-        fail("a receive of " + std::to_string(bytes) + " bytes from rank " +
-             std::to_string(source) + " (tag " + std::to_string(tag) + ") got " +
-             std::to_string(message.size()));
-      if (bytes) std::memcpy(data, message.data(), bytes);
-      finished_.push_back(cookie);
-      return;
-    }
-    posted_[key].push_back(PostedReceive{data, bytes, cookie});
-    posted_count_ += 1;
+    matching_.post(stream, source, tag, data, bytes, cookie);
   }
 
   // The receiver actor: every message in mailbox order, until stop().
@@ -241,25 +216,11 @@ class S4uFabric::Endpoint final : public Transport {
   }
 
   void deliver(Message& message) {
-    if (message.stream == kControl) {
+    if (message.stream == kControl)
       control_.emplace_back(message.source, std::move(message.bytes));
-      return;
-    }
-    const Key key{message.stream, message.source, message.tag};
-    auto posted = posted_.find(key);
-    if (posted == posted_.end() || posted->second.empty()) {
-      unexpected_[key].push_back(std::move(message.bytes));
-      return;
-    }
-    const PostedReceive receive = posted->second.front();
-    posted->second.pop_front();
-    posted_count_ -= 1;
-    if (receive.bytes != message.bytes.size())
-      fail("a message of " + std::to_string(message.bytes.size()) + " bytes from rank " +
-           std::to_string(message.source) + " (tag " + std::to_string(message.tag) +
-           ") for a receive of " + std::to_string(receive.bytes));
-    if (receive.bytes) std::memcpy(receive.data, message.bytes.data(), receive.bytes);
-    finished_.push_back(receive.cookie);
+    else
+      matching_.arrive(message.stream, message.source, message.tag, message.bytes.data(),
+                       message.bytes.size());
   }
 
   S4uFabric& fabric_;
@@ -273,10 +234,7 @@ class S4uFabric::Endpoint final : public Transport {
   // Actors run one at a time and switch only in simcalls, none of which is
   // made while these change: no lock.
   std::deque<std::pair<int, std::vector<char>>> control_;
-  std::map<Key, std::deque<std::vector<char>>> unexpected_;
-  std::map<Key, std::deque<PostedReceive>> posted_;
-  size_t posted_count_ = 0;
-  std::vector<uint64_t> finished_;
+  MessageMatching matching_;
   std::map<std::vector<int32_t>, int> my_groups_;  // created by this rank
 };
 

@@ -28,6 +28,10 @@ class Host;
 
 namespace taskgrid::comm::s4u {
 
+// Simulated time now, in nanoseconds (the transports' clock, and the runtime's
+// in a simulation: Simulation points trace::now_ns here).
+uint64_t simulated_ns();
+
 class S4uFabric {
  public:
   // One rank per host, rank r on hosts[r]. `message_overhead`: seconds of

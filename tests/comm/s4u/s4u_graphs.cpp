@@ -152,20 +152,9 @@ void run_rank(comm::Transport& transport, const RunShape& shape, const Graph& g,
     plan::Planner planner(engine, config);
     engine.set_listener(&planner);
     std::unique_ptr<comm::Thread> engine_thread = transport.start_thread([&] { engine.run(); });
-    std::vector<DataHandle> handles;
-    for (size_t h = 0; h < g.sizes.size(); ++h) {
-      memory.push_back(initial_bytes(h, g.sizes[h]));
-      handles.push_back(planner.enter_data(memory.back().data(), g.sizes[h], g.owners[h]));
-    }
-    for (const TaskSpec& task : g.tasks) {
-      std::vector<DataAccess> accesses;
-      for (const AccessSpec& a : task.accesses) accesses.push_back({handles[a.handle], a.mode});
-      TaskOptions options;
-      options.rank = task.hint;
-      const std::vector<char> args = pack(task);
-      planner.submit(function_id(loopback_task), accesses.data(), accesses.size(), options,
-                     args.data(), args.size());
-    }
+    const std::vector<DataHandle> handles = enter_graph(planner, g, memory);
+    for (const TaskSpec& task : g.tasks)
+      submit_spec(planner, task, handles, function_id(loopback_task));
     for (const DataHandle h : handles) planner.fetch(h);
     for (const DataHandle h : handles) planner.release(h);
     if (!(stall_rank_1 && rank == 1)) planner.shutdown();

@@ -261,8 +261,8 @@ def make_settings(args: argparse.Namespace, graph_flags: list[str],
         choices=choices)
 
 
-def sim_platform_value(build_dir: Path, platform: str, key: str) -> str:
-    """A key of a simulated platform file (bench/sim/platforms/, beside the build)."""
+def sim_platform_value(platform: str, key: str) -> str:
+    """A key of a simulated platform file (a path, or NAME in the tree's bench/sim/platforms/)."""
     path = Path(platform)
     if "/" not in platform and not platform.endswith(".platform"):
         path = Path(__file__).resolve().parents[3] / "bench" / "sim" / "platforms" / f"{platform}.platform"
@@ -285,8 +285,8 @@ def make_sim_settings(settings: Settings, args: argparse.Namespace) -> Settings:
         raise ValueError("--sim-nodes: the layout is the simulator's (--ranks and --threads "
                          "do not apply)")
     cores = args.sim_cores_per_node or int(
-        sim_platform_value(settings.build_dir, args.sim_platform, "cores_per_node"))
-    speed = float(sim_platform_value(settings.build_dir, args.sim_platform, "core_speed"))
+        sim_platform_value(args.sim_platform, "cores_per_node"))
+    speed = float(sim_platform_value(args.sim_platform, "core_speed"))
     total = args.sim_nodes * cores
     peak_choice, peak_value = settings.peak, settings.peak_value
     if peak_choice != "given":
