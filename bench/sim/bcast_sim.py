@@ -8,12 +8,17 @@ MPI_Bcast of the same buffer on SMPI (one rank per node). Payloads are real byte
 scaled down from the seed's 250 MB-64 GB (`--sizes`); every node's link is the platform's.
 
   bcast_sim.py --nodes 4,16,64 --sizes 16M,64M --platform sdumont [--out results.json]
+
+--check (a test): every strategy must order as the shapes say on a contention-free star,
+tree >= 90% of its ideal gain over on-demand ((nodes-1) / ceil(log2 nodes) transfers of the
+whole buffer) and pipeline ahead of tree; exit status 1 names the one that is not.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -55,7 +60,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--platform", default="sdumont")
     parser.add_argument("--build-dir", type=Path, default=HERE.parent.parent / "build")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--no-mpi", action="store_true", help="skip MPI_Bcast on SMPI")
+    parser.add_argument("--check", action="store_true",
+                        help="fail unless tree and pipeline gain what their shapes promise")
     args = parser.parse_args(argv)
+    failures = []
     rows = []
     print("| nodes | bytes | " + " | ".join(f"{s} ms" for s in STRATEGIES)
           + " | MPI_Bcast (SMPI) ms | none/tree | none/pipeline | none/MPI_Bcast | wall s |")
@@ -68,17 +77,31 @@ def main(argv: list[str]) -> int:
                 seconds, wall = elapsed(args, "taskgrid", nodes, size, strategy)
                 row["seconds"][strategy] = seconds
                 row["wall"] += wall
-            seconds, wall = elapsed(args, "mpi", nodes, size, None)
-            row["seconds"]["MPI_Bcast"] = seconds
-            row["wall"] += wall
+            if not args.no_mpi:
+                seconds, wall = elapsed(args, "mpi", nodes, size, None)
+                row["seconds"]["MPI_Bcast"] = seconds
+                row["wall"] += wall
             s = row["seconds"]
+            bcast = s.get("MPI_Bcast", math.nan)
             print(f"| {nodes} | {text} | " + " | ".join(f"{s[k] * 1e3:.2f}" for k in STRATEGIES)
-                  + f" | {s['MPI_Bcast'] * 1e3:.2f} | {s['none'] / s['tree']:.2f} | "
-                  f"{s['none'] / s['pipeline']:.2f} | {s['none'] / s['MPI_Bcast']:.2f} | "
+                  + f" | {bcast * 1e3:.2f} | {s['none'] / s['tree']:.2f} | "
+                  f"{s['none'] / s['pipeline']:.2f} | {s['none'] / bcast:.2f} | "
                   f"{row['wall']:.0f} |", flush=True)
             rows.append(row)
+            ideal_tree = (nodes - 1) / max(1, math.ceil(math.log2(nodes)))
+            if s["none"] / s["tree"] < 0.9 * ideal_tree:
+                failures.append(f"{nodes} nodes, {text}: tree gains {s['none'] / s['tree']:.2f}x "
+                                f"over on-demand, its shape {ideal_tree:.2f}x")
+            if nodes > 2 and s["pipeline"] >= s["tree"]:
+                failures.append(f"{nodes} nodes, {text}: pipeline {s['pipeline'] * 1e3:.2f} ms "
+                                f"is not ahead of tree {s['tree'] * 1e3:.2f} ms")
     if args.out:
         args.out.write_text(json.dumps({"platform": args.platform, "rows": rows}, indent=1))
+    if args.check and failures:
+        print("bcast_sim: " + "; ".join(failures), file=sys.stderr)
+        return 1
+    if args.check:
+        print("bcast_sim: every strategy gains what its shape promises")
     return 0
 
 

@@ -51,7 +51,8 @@ def plot(files: list[tuple[str, dict]], path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    ax.set_prop_cycle(color=plt.get_cmap("tab20").colors)  # one colour per line
     for label, data in files:
         systems = list(dict.fromkeys(r["system"] for r in data["results"]))
         for s in systems:
@@ -64,7 +65,7 @@ def plot(files: list[tuple[str, dict]], path: Path) -> None:
     ax.set_xlabel("simulated nodes")
     ax.set_ylabel("METG(50%) µs")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -77,7 +78,12 @@ def main(argv: list[str]) -> int:
     files = []
     for path in args.results:
         data = json.loads(path.read_text())
-        files.append((f"{data['pattern']}, {data['tasks_per_core']}/core", data))
+        if "pattern" not in data:  # bcast_sim.py's or a validation's results
+            print(f"report: {path}: not a METG sweep (metg_sim.py --out), skipped\n")
+            continue
+        cores = {r.get("cores_per_node", 1) for r in data["results"]}
+        files.append((f"{data['pattern']}, {data['tasks_per_core']}/core, "
+                      f"{'/'.join(map(str, sorted(cores)))} core(s)/node", data))
         print(table(data))
         print()
     if args.plot:

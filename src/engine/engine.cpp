@@ -37,6 +37,9 @@ struct DrivingHere {
   ~DrivingHere() { driving_here = false; }
 };
 
+// How long this worker's last task ran (set and read on the worker's thread).
+thread_local uint64_t worker_task_ns = 0;
+
 }  // namespace
 
 Engine::Engine(comm::Transport& transport, int threads, int head_rank,
@@ -52,7 +55,13 @@ Engine::Engine(comm::Transport& transport, int threads, int head_rank,
       wakeup_(transport.blocking(), transport.doorbell()) {
   if (threads > 1) {
     workers_ = std::make_unique<exec::WorkerPool<Task>>(
-        threads - 1, [this](Task* task) { execute(task); }, [this] { wakeup_.notify(); },
+        threads - 1,
+        [this](Task* task) {
+          const uint64_t start = transport_.now_ns();
+          execute(task);
+          worker_task_ns = transport_.now_ns() - start;
+        },
+        [this] { worker_finished(); },
         [this](std::function<void()> body) { return transport_.start_thread(std::move(body)); },
         transport_.blocking());
   }
@@ -474,11 +483,18 @@ bool Engine::poll_transfers() {
 
 bool Engine::run_ready_tasks() {
   uint64_t started_ns = 0;
+  // While transfers are pending, a task a waiting worker can run is left to
+  // it: this thread, inside a task, would take no data in meanwhile.
+  const bool awaiting_data = workers_ && transport_.pending() > 0;
   for (int ran = 0; ran < kTasksPerPass; ++ran) {
-    Task* task = workers_ ? workers_->try_pop() : tasks_.pop_ready();
+    Task* task = workers_ ? workers_->try_pop(awaiting_data) : tasks_.pop_ready();
     if (!task) return ran > 0;
     if (ran == 0) started_ns = transport_.now_ns();
-    execute(task);
+    if (workers_) {
+      execute_released(task);
+    } else {
+      execute(task);
+    }
     body_finished(task);
     dispatch_ready();
     // A power of two, tested by hand: std::has_single_bit is a libgcc call
@@ -489,13 +505,43 @@ bool Engine::run_ready_tasks() {
   return true;
 }
 
-bool Engine::progress() {
+void Engine::execute_released(Task* task) {
+  // The caller's guard holds the drive lock: it is taken again before this
+  // returns, or unwinds (std::bad_alloc from a checked task's copies).
+  struct Released {
+    comm::FutexLock& lock;
+    std::atomic<int>& drivers_in_tasks;
+    Released(comm::FutexLock& l, std::atomic<int>& in_tasks) : lock(l), drivers_in_tasks(in_tasks) {
+      drivers_in_tasks.fetch_add(1, std::memory_order_acq_rel);
+      lock.unlock();
+    }
+    ~Released() {
+      lock.lock();
+      drivers_in_tasks.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  } released(drive_mutex_, drivers_in_tasks_);
+  execute(task);
+}
+
+void Engine::worker_finished() {
+  wakeup_.notify();
+  // Only after a long task, whose cost this pass does not add to, and only
+  // while every driver may be inside a task of its own: else one is about to
+  // collect this task anyway.
+  if (worker_task_ns < kPassNs || drivers_in_tasks_.load(std::memory_order_acquire) == 0) return;
+  std::unique_lock drive(drive_mutex_, std::try_to_lock);
+  if (!drive.owns_lock()) return;
+  DrivingHere mark;
+  progress(false);  // back to its own loop for the next task
+}
+
+bool Engine::progress(bool run_tasks) {
   bool active = drain_posted();
   active |= receive_control();
   active |= collect_finished();
   active |= poll_devices();
   active |= poll_transfers();
-  active |= run_ready_tasks();
+  if (run_tasks) active |= run_ready_tasks();
   // Completions wait to fill a batch unless nothing here can add to it
   // before new commands come: then the head, which may be waiting for them
   // (a fetch, a wait), gets them now rather than after the batch's delay.
@@ -547,8 +593,9 @@ bool Engine::drive_until(const std::function<bool()>& done) {
 void Engine::run() {
   trace::name_thread("engine");
   for (;;) {
+    const uint64_t program_seen = program_seen_ns_.load(std::memory_order_relaxed);
     const uint64_t since_program =
-        transport_.now_ns() - program_seen_ns_.load(std::memory_order_relaxed);
+        program_seen == kProgramNeverSeen ? kProgramGraceNs : transport_.now_ns() - program_seen;
     if (helpers_.load() > 0 || since_program < kProgramGraceNs) {
       // A program thread drives the loop, or did a moment ago and is likely
       // back soon: sleep, and look again in at most a millisecond.

@@ -47,9 +47,13 @@ class WorkerPool {
     ready_signal_.notify_one();
   }
   // Takes a ready task for a thread that is not a worker (the engine thread
-  // helps when it is idle); nullptr when none.
-  Task* try_pop() {
+  // helps when it is idle); nullptr when none. With `leave_to_waiting`, also
+  // when no more are ready than workers wait for: a helper inside a task
+  // polls nothing, so while data is on its way it leaves a waiting worker the
+  // tasks that worker can take and stays free to take the data in.
+  Task* try_pop(bool leave_to_waiting = false) {
     std::lock_guard lock(mutex_);
+    if (leave_to_waiting && ready_.size() <= waiting_) return nullptr;
     return ready_.pop();
   }
   // Moves the finished tasks into `out` (engine thread).
@@ -81,7 +85,9 @@ class WorkerPool {
       Task* task = nullptr;
       {
         std::unique_lock lock(mutex_);
+        waiting_ += 1;
         ready_signal_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
+        waiting_ -= 1;
         task = ready_.pop();
         if (!task) return;
       }
@@ -97,6 +103,7 @@ class WorkerPool {
   ReadyQueue<Task> ready_;  // highest priority first, FIFO among equals
   std::vector<Task*> finished_;
   bool stopping_ = false;
+  size_t waiting_ = 0;  // workers in (or about to leave) the wait for a task
   std::vector<std::unique_ptr<comm::Thread>> threads_;
 };
 

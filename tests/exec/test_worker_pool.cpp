@@ -102,6 +102,44 @@ TEST(WorkerPool, IdleWorkersSleepAndWakeThroughTheGivenBlocking) {
   EXPECT_NE(job.ran_on, std::this_thread::get_id());
 }
 
+// A helper (the engine's thread) that leaves tasks to waiting workers (while
+// data is on its way) takes one only when more are ready than workers wait
+// for: inside a task it would poll nothing.
+TEST(WorkerPool, AHelperTakesATaskOnlyWhenNoWaitingWorkerWillTakeIt) {
+  SeamOnly seam;
+  comm::CountingBlocking blocking;
+  std::atomic<int> started{0};
+  std::atomic<bool> release{false};
+  std::atomic<int> finished{0};
+  std::vector<Job> jobs(4);
+  {
+    WorkerPool<Job> pool(
+        2,
+        [&](Job* job) {
+          job->ran_on = std::this_thread::get_id();
+          started.fetch_add(1);
+          if (job->priority == 1)
+            while (!release.load()) std::this_thread::yield();
+        },
+        [&] { ++finished; },
+        [&](std::function<void()> body) { return seam.start_thread(std::move(body)); }, blocking);
+    while (blocking.waits() < 2) std::this_thread::yield();  // both workers wait
+    pool.push(&jobs[0]);
+    EXPECT_EQ(pool.try_pop(true), nullptr);  // a waiting worker takes it
+    while (finished.load() < 1) std::this_thread::yield();
+    // Both workers busy (held until released): the helper takes the next one.
+    jobs[1].priority = jobs[2].priority = 1;
+    pool.push(&jobs[1]);
+    pool.push(&jobs[2]);
+    while (started.load() < 3) std::this_thread::yield();
+    pool.push(&jobs[3]);
+    EXPECT_EQ(pool.try_pop(true), &jobs[3]);
+    release.store(true);
+    while (finished.load() < 3) std::this_thread::yield();
+  }
+  EXPECT_NE(jobs[0].ran_on, std::this_thread::get_id());
+}
+
 TEST(TransportSeam, DefaultSleepWaitsAtLeastAsLongAsAsked) {
   SeamOnly seam;
   const auto before = std::chrono::steady_clock::now();

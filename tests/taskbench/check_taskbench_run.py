@@ -3,7 +3,7 @@
 
     check_taskbench_run.py [--tasks N] [--deps N] [--flops N] [--bytes N]
                            [--status S] [--stdout-once TEXT] [--stderr-once TEXT]
-                           [--stderr-never TEXT]
+                           [--stderr-never TEXT] [--min-flop-rate R]
                            [--vector NAME|TASKS|DEPS|FLOPS|BYTES|FLAGS ...]
                            -- COMMAND...
 
@@ -11,7 +11,9 @@ The report lines `Total Tasks`, `Total Dependencies`, `Total FLOPs` and
 `Total Bytes` must equal the given values (spec section 10), the exit status
 must be S (default 0), and each --stdout-once / --stderr-once TEXT (repeatable) must occur
 exactly once in that stream (under MPI, usage errors and help come from rank 0
-only), and each --stderr-never TEXT (repeatable) must not occur in stderr. Exits 0 on success, 1 with
+only), and each --stderr-never TEXT (repeatable) must not occur in stderr. --min-flop-rate R: the
+reported `FLOP/s` must be at least R (only for simulated runs, whose time is deterministic:
+speed on this machine is measured in benchmarks, never in tests). Exits 0 on success, 1 with
 a reason otherwise.
 
 --vector (repeatable) runs several spec vectors in one process: their graph
@@ -43,6 +45,7 @@ def main() -> int:
     parser.add_argument("--stderr-once", action="append")
     parser.add_argument("--stderr-never", action="append")
     parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("--min-flop-rate", type=float)
     parser.add_argument("--vector", action="append", default=[],
                         help="NAME|TASKS|DEPS|FLOPS|BYTES|FLAGS, run with the others in one process")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -105,6 +108,10 @@ def check(args, command, quiet=False):
     if any(getattr(args, key) is not None for key in TOTALS):
         if not re.search(r"^Elapsed Time \S+ seconds$", run.stdout, re.MULTILINE):
             failures.append("no 'Elapsed Time ... seconds' line")
+    if args.min_flop_rate is not None:
+        rate = re.findall(r"^FLOP/s (\S+)$", run.stdout, re.MULTILINE)
+        if len(rate) != 1 or float(rate[0]) < args.min_flop_rate:
+            failures.append(f"FLOP/s {rate or 'no line'}, expected at least {args.min_flop_rate:g}")
     for name, texts, stream in (("stdout", args.stdout_once, run.stdout),
                                 ("stderr", args.stderr_once, run.stderr)):
         for text in texts or []:

@@ -47,3 +47,27 @@ taskgrid_error_tests(sim.taskbench.errors ${_sim} "sim;taskbench" CASES
   "bad_platform|--platform;nosuch;--nodes;2|platform 'nosuch': no such platform"
   "too_many_nodes|--nodes;65|platform thismachine .*has 1 to 64 nodes: 65 asked for"
   "no_flops|--nodes;2;--;-steps;2;-width;2;-kernel;busy_wait;-iter;4|no FLOP count for this kernel")
+
+# Broadcast strategies on a contention-free star (sdumont): tree must gain
+# what its shape promises over on-demand delivery, and pipeline more. Fails
+# where the simulated network shares a link among every chunk posted at once.
+add_test(NAME sim.bcast.strategies
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/bench/sim/bcast_sim.py --nodes 8,16
+                 --sizes 4M --no-mpi --check --build-dir ${PROJECT_BINARY_DIR})
+set_tests_properties(sim.bcast.strategies PROPERTIES
+  LABELS "sim" TIMEOUT 150 PASS_REGULAR_EXPRESSION "every strategy gains what its shape promises")
+
+# Several cores per node: 4 tasks of 250 us per node and step, on 2 sdumont
+# nodes x 4 cores, must run at 90% of the cores' speed or more (simulated time
+# is deterministic). Fails where the engine's thread holds the engine while it
+# runs a task: outputs other ranks wait for, and inputs arriving meanwhile,
+# then wait for that task to end (52% in spmd mode before Engine v3's fix).
+foreach(_system IN ITEMS taskgrid_spmd taskgrid)
+  add_test(NAME sim.taskbench.${_system}.multicore_efficiency
+           COMMAND ${Python3_EXECUTABLE} ${_sim_checker} --timeout 120 --flops 1342187520
+                   --min-flop-rate 2.4192e11 --
+                   ${_sim} --system ${_system} --platform sdumont --nodes 2 --cores-per-node 4
+                   -- -steps 20 -width 8 -type stencil_1d -kernel compute_bound -iter 65536)
+  set_tests_properties(sim.taskbench.${_system}.multicore_efficiency PROPERTIES
+    LABELS "sim;taskbench" TIMEOUT 150)
+endforeach()

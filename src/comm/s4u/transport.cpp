@@ -28,7 +28,19 @@ struct Message {
   int source;
   int tag;
   std::vector<char> bytes;
+  uint64_t send_cookie = 0;  // completes at the sender on delivery (rendezvous)
+  bool rendezvous = false;
 };
+
+// Sends up to this size complete when posted, as MPI's eager protocol does
+// (UCX's threshold on InfiniBand is of this order); larger ones only once the
+// receiver holds the data, as its rendezvous does. A sender's window of
+// chunks in flight (tree and pipeline broadcasts) then limits what shares
+// its link, as on a real network: completing every send at once let a root
+// post all its chunks together, the link shared among them delivered all at
+// the end, and a pipeline was no faster than on-demand delivery. Below the
+// smallest pipeline chunk (64 KiB, coll/broadcast.cpp).
+constexpr size_t kEagerBytes = size_t{16} << 10;
 
 // An idle engine sleeps until a message, a submission or a finished task
 // wakes it, or for this long in simulated time at first: half the shortest
@@ -160,7 +172,7 @@ class S4uFabric::Endpoint final : public Transport {
   }
 
   bool poll(std::vector<uint64_t>& finished) override { return matching_.take_finished(finished); }
-  size_t pending() const override { return matching_.pending(); }
+  size_t pending() const override { return matching_.pending() + sends_in_flight_; }
   bool copying_bulk_data() const override { return false; }
   bool same_node(int peer) const override { return peer == rank_; }
   [[noreturn]] void abort_job(int status) override {
@@ -194,10 +206,23 @@ class S4uFabric::Endpoint final : public Transport {
     fabric_.data_messages_ += 1;
     fabric_.data_bytes_ += bytes;
     const char* from = static_cast<const char*>(data);
-    // The bytes are copied: the send is complete (recorded before post()
-    // may switch actors).
-    if (complete) matching_.finished(cookie);
-    post(dest, new Message{stream, rank_, tag, std::vector<char>(from, from + bytes)}, bytes);
+    auto* message = new Message{stream, rank_, tag, std::vector<char>(from, from + bytes)};
+    // Recorded before post() may switch actors.
+    if (complete && bytes > kEagerBytes) {
+      message->send_cookie = cookie;
+      message->rendezvous = true;
+      sends_in_flight_ += 1;
+    } else if (complete) {
+      matching_.finished(cookie);  // the bytes are copied
+    }
+    post(dest, message, bytes);
+  }
+
+  // A rendezvous send of this rank's reached its receiver.
+  void send_delivered(uint64_t cookie) {
+    sends_in_flight_ -= 1;
+    matching_.finished(cookie);
+    if (wakeup_) wakeup_->notify();
   }
 
   void receive(int stream, int source, int tag, void* data, size_t bytes, uint64_t cookie) {
@@ -211,6 +236,7 @@ class S4uFabric::Endpoint final : public Transport {
       if (message->stream == kStop) return;
       if (fabric_.message_overhead_ > 0) sg::this_actor::sleep_for(fabric_.message_overhead_);
       deliver(*message);
+      if (message->rendezvous) peer(message->source).send_delivered(message->send_cookie);
       if (wakeup_) wakeup_->notify();
     }
   }
@@ -231,6 +257,7 @@ class S4uFabric::Endpoint final : public Transport {
   Wakeup* wakeup_ = nullptr;  // the engine's, once it idled
   uint64_t idle_timeout_ns_ = kIdleTimeoutNs;
   uint64_t threads_started_ = 0;
+  size_t sends_in_flight_ = 0;  // rendezvous sends not delivered yet
   // Actors run one at a time and switch only in simcalls, none of which is
   // made while these change: no lock.
   std::deque<std::pair<int, std::vector<char>>> control_;
