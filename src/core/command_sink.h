@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "comm/blocking.h"
@@ -54,6 +55,13 @@ class CommandSink {
   virtual bool drive_until(const std::function<bool()>& done) {
     (void)done;
     return false;
+  }
+  // Where drive_until cannot (the engine thread drives): waits until
+  // `done()` holds, polling it with pauses that give the core back, in the
+  // transport seam's time (a simulated engine's waiter sleeps in simulated
+  // time). The default, for sinks without a transport, yields.
+  virtual void wait_while_driven(const std::function<bool()>& done) {
+    while (!done()) std::this_thread::yield();
   }
   // Called by a submitting program thread now and then, without the
   // caller's locks: a chance to run one pass of the engine's loop, so that a

@@ -17,9 +17,13 @@ void CompletionBatcher::flush(core::EngineListener* listener, bool force) {
     local_.clear();
   }
   if (batch_.empty()) return;
-  const bool due =
-      force || batch_.size() >= kBatchBytes || transport_.now_ns() - batch_since_ns_ >= delay_ns_;
+  bool due = force || batch_.size() >= kBatchBytes;
+  if (!due && ++flushes_unclocked_ >= kFlushesPerClockRead) {
+    flushes_unclocked_ = 0;
+    due = transport_.now_ns() - batch_since_ns_ >= delay_ns_;
+  }
   if (!due) return;
+  flushes_unclocked_ = 0;
   stats_.control_messages_sent += 1;
   stats_.control_bytes_sent += batch_.size();
   transport_.send_control(head_rank_, std::move(batch_.bytes()));

@@ -32,6 +32,11 @@ class CompletionBatcher {
 
   static constexpr size_t kBatchBytes = 4096;
   static constexpr uint64_t kDelayNs = 200'000;
+  // The age is looked at on every fourth flush of a non-empty batch: a clock
+  // read costs as much as a tenth of an idle engine pass, and a batch added
+  // to in an active pass is flushed while its engine still spins (passes of
+  // a microsecond or less), so it is late by a few passes at most.
+  static constexpr int kFlushesPerClockRead = 4;
   // How old a batch may grow (tests: a delay that never passes leaves only
   // the size, the engine's settling and shutdown to send it).
   void set_delay_ns(uint64_t delay_ns) { delay_ns_ = delay_ns; }
@@ -44,6 +49,7 @@ class CompletionBatcher {
   comm::wire::BatchWriter batch_;
   uint64_t batch_since_ns_ = 0;
   uint64_t delay_ns_ = kDelayNs;
+  int flushes_unclocked_ = 0;  // flushes since the age was last looked at
 };
 
 }  // namespace taskgrid::engine

@@ -21,9 +21,13 @@ namespace {
 // went by, then polls the network again: polling after every task cost about
 // 1,300 instructions per task (two MPI probes, a test, a lock), while a long
 // stretch without polling would delay the data other ranks wait for.
-// The clock is read after the 1st, 2nd, 4th, 8th and 16th task of a pass
-// (reading it after each cost ~30 instructions per task): a pass then stops
-// within twice kPassNs, or after its first task when that one was long.
+// The pass's length is looked at after the 2nd, 4th, 8th and 16th task
+// (reading the clock after each cost ~30 instructions per task), timed from
+// the start of the second: a pass of one task, the usual case on a chain
+// between ranks, reads no clock, and a pass stops within twice kPassNs of
+// the end of its first task. Where tasks are timed anyway (placement,
+// tracing), their durations add up to the pass's length, the first's
+// included, and the loop reads no clock of its own.
 constexpr int kTasksPerPass = 32;
 constexpr uint64_t kPassNs = 20'000;
 
@@ -283,8 +287,10 @@ void* Engine::binding(const Task* task) {
   }
 }
 
+bool Engine::tasks_timed() const { return timing_ || trace::enabled(); }
+
 void Engine::execute(Task* task) {
-  const bool timed = timing_ || trace::enabled();
+  const bool timed = tasks_timed();
   const uint64_t start = timed ? trace::now_ns() : 0;
   if (checked_) [[unlikely]] {
     execute_checked(task, start);
@@ -482,25 +488,32 @@ bool Engine::poll_transfers() {
 }
 
 bool Engine::run_ready_tasks() {
+  const bool timed = tasks_timed();
   uint64_t started_ns = 0;
+  uint64_t tasks_ns = 0;  // the durations of this pass's tasks, where timed
   // While transfers are pending, a task a waiting worker can run is left to
   // it: this thread, inside a task, would take no data in meanwhile.
   const bool awaiting_data = workers_ && transport_.pending() > 0;
   for (int ran = 0; ran < kTasksPerPass; ++ran) {
     Task* task = workers_ ? workers_->try_pop(awaiting_data) : tasks_.pop_ready();
     if (!task) return ran > 0;
-    if (ran == 0) started_ns = transport_.now_ns();
+    if (ran == 1 && !timed) started_ns = transport_.now_ns();
     if (workers_) {
       execute_released(task);
     } else {
       execute(task);
     }
+    tasks_ns += task->duration_ns;
     body_finished(task);
     dispatch_ready();
     // A power of two, tested by hand: std::has_single_bit is a libgcc call
     // (__popcountdi2) per task where the CPU's popcnt is not assumed.
     const int done = ran + 1;
-    if ((done & (done - 1)) == 0 && transport_.now_ns() - started_ns >= kPassNs) return true;
+    if ((done & (done - 1)) == 0) {
+      const bool long_pass =
+          timed ? tasks_ns >= kPassNs : done > 1 && transport_.now_ns() - started_ns >= kPassNs;
+      if (long_pass) return true;
+    }
   }
   return true;
 }
@@ -588,6 +601,17 @@ bool Engine::drive_until(const std::function<bool()>& done) {
   program_seen_ns_.store(transport_.now_ns(), std::memory_order_relaxed);
   helpers_.fetch_sub(1);
   return true;
+}
+
+void Engine::wait_while_driven(const std::function<bool()>& done) {
+  // Another thread makes the progress; this one only looks, sleeping 1 µs,
+  // then twice as long each time up to 64 µs (a divergence check's
+  // all-reduce, every 1,024 submissions, is late by at most that).
+  static constexpr uint64_t kFirstPauseNs = 1'000;
+  static constexpr uint64_t kLongestPauseNs = 64'000;
+  for (uint64_t pause_ns = kFirstPauseNs; !done();
+       pause_ns = std::min(pause_ns * 2, kLongestPauseNs))
+    transport_.sleep_ns(pause_ns);
 }
 
 void Engine::run() {

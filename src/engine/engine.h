@@ -64,6 +64,8 @@ class Engine final : public core::CommandSink, private VersionEvents {
   // Measure every task's duration (for a cost model); off, tasks are only
   // timed when tracing. Clock reads are a visible share of a tiny task.
   void set_timing(bool timing) { timing_ = timing; }
+  // execute() measures each task (Task::duration_ns).
+  bool tasks_timed() const;
   // Checked mode (TASKGRID_CHECK=1): tasks run on guarded copies of their
   // buffers, checked when they end (exec/checked_buffers.h).
   void set_checked(bool checked) { checked_ = checked; }
@@ -87,6 +89,7 @@ class Engine final : public core::CommandSink, private VersionEvents {
     groups_.prepare(members, tag);
   }
   bool drive_until(const std::function<bool()>& done) override;
+  void wait_while_driven(const std::function<bool()>& done) override;
   void help() override;
   comm::Blocking& blocking() override { return transport_.blocking(); }
   core::LocalTaskBuilder* local_task_builder() override { return &in_place_; }

@@ -110,6 +110,8 @@ class CommandBatches {
   void flush_all_but_then(int last);
 
   bool empty(int rank) const { return batches_[index_of(rank)].buffer.empty(); }
+  // Some batch has an age (flush_older_than has something to look at).
+  bool any_open() const { return !open_.empty(); }
   size_t flush_bytes() const { return flush_bytes_; }
 
  private:

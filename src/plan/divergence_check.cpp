@@ -145,7 +145,7 @@ std::optional<std::string> DivergenceCheck::compare() {
   if (waiter_) {
     waiter_(done);
   } else {
-    while (!done()) std::this_thread::yield();
+    while (!done()) std::this_thread::yield();  // no planner (the unit tests')
   }
   if (values[0] == ~values[2] && values[1] == ~values[3]) {
     window_start_ = count_;

@@ -197,8 +197,10 @@ TEST(IdleBackoff, SpinsThenYieldsThenSleepsAsItsPhasesSay) {
   Wakeup wakeup(blocking);
   IdleBackoff backoff;
   const auto never = [] { return false; };
-  // Within the spin and yield phases: no sleep.
+  // Within the spin and yield phases: no sleep. (Each phase change starts
+  // over: a spinning backoff looks at the clock only every few calls.)
   backoff.idle(wakeup, false, IdlePhases{60s, 0s}, never);
+  backoff.reset();
   backoff.idle(wakeup, false, IdlePhases{0s, 60s}, never);
   EXPECT_EQ(blocking.waits(), 0u);
   // Streaming data never sleeps, past its phases or not.
@@ -209,6 +211,26 @@ TEST(IdleBackoff, SpinsThenYieldsThenSleepsAsItsPhasesSay) {
   // Something arrived: registered, not asleep.
   backoff.idle(wakeup, false, IdlePhases{0s, 0s}, [] { return true; });
   EXPECT_EQ(blocking.waits(), 1u);
+}
+
+TEST(IdleBackoff, ASpinningLoopReadsTheClockEveryEighthCallAndStopsSpinningThen) {
+  CountingBlocking blocking;
+  Wakeup wakeup(blocking);
+  IdleBackoff backoff;
+  const auto never = [] { return false; };
+  backoff.idle(wakeup, false, IdlePhases{60s, 0s}, never);  // spinning: clock read
+  // The phases say "sleep now", but the next seven calls do not look.
+  for (int call = 0; call < 7; ++call) backoff.idle(wakeup, false, IdlePhases{0s, 0s}, never);
+  EXPECT_EQ(blocking.waits(), 0u);
+  backoff.idle(wakeup, false, IdlePhases{0s, 0s}, never);
+  EXPECT_EQ(blocking.waits(), 1u);
+  // Past the spin, every call looks: no more spins counted down.
+  backoff.idle(wakeup, false, IdlePhases{0s, 0s}, never);
+  EXPECT_EQ(blocking.waits(), 2u);
+  // Work found: the next idle call reads the clock at once.
+  backoff.reset();
+  backoff.idle(wakeup, false, IdlePhases{0s, 0s}, never);
+  EXPECT_EQ(blocking.waits(), 3u);
 }
 
 }  // namespace

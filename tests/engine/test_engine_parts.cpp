@@ -212,6 +212,35 @@ TEST(CompletionBatcher, HeadHandsRecordsOverOthersSendThemInBatches) {
   EXPECT_EQ(other_stats.control_messages_sent, 1u);
 }
 
+TEST(CompletionBatcher, AnAgedBatchLeavesWithinFourFlushesAYoungOneWaits) {
+  comm::loopback::LoopbackFabric fabric(2);
+  EngineStats stats;
+  CompletionBatcher other(fabric.transport(1), 0, stats);
+  int source = -1;
+  std::vector<char> batch;
+  // Aged at once: sent by the fourth flush at the latest (the age is looked
+  // at every fourth pass).
+  other.set_delay_ns(0);
+  other.add({7, 0, 7});
+  int flushes = 0;
+  while (!other.idle() && flushes < 100) {
+    other.flush(nullptr, false);
+    ++flushes;
+  }
+  EXPECT_TRUE(other.idle());
+  EXPECT_LE(flushes, CompletionBatcher::kFlushesPerClockRead);
+  EXPECT_TRUE(fabric.transport(0).receive_control(source, batch));
+  // Never aged: however many flushes, only force sends it.
+  other.set_delay_ns(UINT64_MAX);
+  other.add({8, 0, 8});
+  for (int i = 0; i < 100; ++i) other.flush(nullptr, false);
+  EXPECT_FALSE(other.idle());
+  other.flush(nullptr, true);
+  EXPECT_TRUE(other.idle());
+  EXPECT_TRUE(fabric.transport(0).receive_control(source, batch));
+  EXPECT_EQ(stats.control_messages_sent, 2u);
+}
+
 // One rank's broadcaster parts with a version store and a record of events.
 struct BroadcastRank : VersionEvents {
   explicit BroadcastRank(comm::Transport& t)

@@ -257,6 +257,32 @@ TEST(LoopbackSeam, ThePlannerWaitsThroughTheTransportsBlocking) {
   waited_by_program = nullptr;
 }
 
+// A waiter that cannot drive the loop (the engine thread does) sleeps
+// between its looks through the seam, never spinning or yielding on a core
+// the engine thread may need: pauses double from 1 µs to 64 µs, so it looks
+// at most 7 times plus once per 64 µs.
+TEST(LoopbackSeam, AWaiterThatCannotDriveSleepsBetweenLooks) {
+  comm::loopback::LoopbackFabric fabric(1);
+  Engine engine(fabric.transport(0), /*threads=*/1, 0);
+  std::atomic<bool> done{false};
+  uint64_t looks = 0;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    done.store(true);
+  });
+  engine.wait_while_driven([&] {
+    looks += 1;
+    return done.load();
+  });
+  const auto waited = std::chrono::steady_clock::now() - start;
+  setter.join();
+  EXPECT_GE(waited, std::chrono::milliseconds(5));
+  const auto waited_us =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(waited).count());
+  EXPECT_LE(looks, 8 + waited_us / 64 + 1) << "in " << waited_us << " us";
+}
+
 class Loopback : public ::testing::TestWithParam<int> {};
 
 TEST_P(Loopback, RandomGraphsMatchSequentialExecution) {

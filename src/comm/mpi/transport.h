@@ -75,6 +75,11 @@ class MpiTransport final : public Transport {
   static constexpr int kControlTag = 1;
   // Transfers are cut into chunks of at most this size (MPI counts are int).
   static constexpr size_t kMaxChunk = size_t{1} << 30;
+  // Data messages this small are sent eagerly by every MPI we support: a
+  // send is tested at once (complete, it keeps no request), and an arrival
+  // is received inside the probe that found it (MPI_Mrecv copies bytes
+  // already here and never waits on the sender).
+  static constexpr size_t kAtOnceBytes = 1024;
   size_t max_chunk() const override { return max_chunk_; }
   void set_max_chunk(size_t bytes) override {
     if (bytes > 0 && bytes < max_chunk_) max_chunk_ = bytes;
@@ -139,7 +144,7 @@ class MpiTransport final : public Transport {
   std::vector<int> completed_indices_;
   std::unordered_map<uint64_t, Expected> expected_;
   std::unordered_map<uint64_t, Stashed> stashed_;
-  std::vector<uint64_t> stash_finished_;  // deliveries found outside poll()
+  std::vector<uint64_t> finished_early_;  // transfers finished outside poll()
   // probe_arrivals' state between receive_control and poll.
   bool probed_ = false;        // since the last poll()
   bool data_matched_ = false;  // a data message was matched or stashed
