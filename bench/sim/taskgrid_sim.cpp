@@ -171,8 +171,9 @@ class Job final : public runtime::SimulatedJob, public tg::JobCalls {
 // The charging of simulated time (see the top of the file).
 Charge charge_mode = Charge::model;
 double core_speed = 1;
-double task_seconds = 0;        // the runtime's per task run
-double submission_seconds = 0;  // the runtime's per task submitted
+double task_seconds = 0;                // the runtime's per task run
+double submission_seconds = 0;          // the runtime's per task submitted that runs here
+double foreign_submission_seconds = 0;  // per task submitted that another rank runs
 constexpr int kSubmissionsPerCharge = 32;
 
 void compute_for(double seconds) {
@@ -208,12 +209,14 @@ void task_ran(const taskbench::TaskGraph& graph, int64_t timestep, int64_t point
   compute_for(flops / core_speed + task_seconds);
 }
 
-void task_submitted() {
+void task_submitted(bool runs_here) {
   thread_local int submitted = 0;
+  thread_local double owed = 0;  // model seconds of the submissions not charged yet
+  owed += runs_here ? submission_seconds : foreign_submission_seconds;
   if (++submitted < kSubmissionsPerCharge) return;
+  compute_for(charge_mode == Charge::measured ? cpu_seconds_since_last_charge() : owed);
   submitted = 0;
-  compute_for(charge_mode == Charge::measured ? cpu_seconds_since_last_charge()
-                                              : kSubmissionsPerCharge * submission_seconds);
+  owed = 0;
 }
 
 // Prints where the simulation is, every few seconds of wall time.
@@ -247,6 +250,7 @@ int run(int argc, char** argv) {
   core_speed = platform.core_speed;
   task_seconds = platform.runtime_task_seconds;
   submission_seconds = platform.runtime_submission_seconds;
+  foreign_submission_seconds = platform.runtime_foreign_submission_seconds;
   tg::set_work_observer({task_ran, task_submitted});
   taskbench::set_wall_clock([] { return sg::Engine::get_clock(); });
 

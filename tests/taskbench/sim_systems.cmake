@@ -71,3 +71,14 @@ foreach(_system IN ITEMS taskgrid_spmd taskgrid)
   set_tests_properties(sim.taskbench.${_system}.multicore_efficiency PROPERTIES
     LABELS "sim;taskbench" TIMEOUT 150)
 endforeach()
+
+# The cost model: a spmd rank is charged runtime_foreign_submission_seconds for
+# planning another rank's task, cluster mode's head the full submission cost
+# for every task (check_sim_foreign_charge.py: the same run with that cost at
+# 1 ns and at 10 us).
+add_test(NAME sim.taskbench.foreign_submission_charge
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_sim_foreign_charge.py ${_sim}
+                 ${PROJECT_SOURCE_DIR}/bench/sim/platforms/thismachine.platform)
+set_tests_properties(sim.taskbench.foreign_submission_charge PROPERTIES
+  LABELS "sim;taskbench" TIMEOUT 150
+  PASS_REGULAR_EXPRESSION "spmd charged for other ranks' tasks, cluster not")

@@ -343,7 +343,7 @@ int threads_per_rank(int ranks_sharing) {
 }
 
 Workload::Workload(const BenchConfig& config, const Functions& functions, Owners owners)
-    : config_(config), functions_(functions), ranks_(taskgrid::num_ranks()) {
+    : config_(config), functions_(functions), owners_(owners), ranks_(taskgrid::num_ranks()) {
   // The initial content of a point's handles is never read (timestep 0 has
   // no inputs), so they all share one zeroed host buffer.
   int64_t max_output = 1;
@@ -398,7 +398,11 @@ void Workload::submit_pass(Hints hints) {
       const int64_t end = offset + g.width_at(t);
       for (int64_t p = offset; p < end; ++p) {
         submit_task(i, t, p, hints);
-        if (work_observer.task_submitted) work_observer.task_submitted();
+        // In spmd mode (block owners) a task runs on its output's owner and
+        // every rank plans it; in cluster mode the head plans every task.
+        if (work_observer.task_submitted)
+          work_observer.task_submitted(owners_ != Owners::block ||
+                                       block_owner(p, g.max_width, ranks_) == taskgrid::rank());
       }
     }
   }

@@ -92,10 +92,12 @@ void republish(taskgrid::TaskContext& ctx);
 
 // A simulated run (bench/sim/) watches the work: each benchmark task after
 // its kernel ran (to charge its computation in simulated time) and each task
-// a rank's program submits (to charge the planner's). Set before start().
+// a rank's program submits (to charge the planner's), with whether this rank
+// runs it: a spmd rank plans another rank's task too, at a lower cost.
+// Set before start().
 struct WorkObserver {
   void (*task_ran)(const TaskGraph& graph, int64_t timestep, int64_t point) = nullptr;
-  void (*task_submitted)() = nullptr;
+  void (*task_submitted)(bool runs_here) = nullptr;
 };
 void set_work_observer(const WorkObserver& observer);
 
@@ -187,6 +189,7 @@ class Workload {
 
   const BenchConfig& config_;
   const Functions functions_;
+  const Owners owners_;
   const int ranks_;
   std::vector<char> zeros_;
   std::vector<GraphHandles> handles_;

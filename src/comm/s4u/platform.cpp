@@ -45,7 +45,8 @@ constexpr const char* kKeys[] = {"name",
                                  "link_latency",
                                  "message_overhead",
                                  "runtime_task_seconds",
-                                 "runtime_submission_seconds"};
+                                 "runtime_submission_seconds",
+                                 "runtime_foreign_submission_seconds"};
 
 // The keys whose value is any positive number.
 struct NumberKey {
@@ -58,7 +59,8 @@ constexpr NumberKey kNumbers[] = {
     {"link_latency", &PlatformSpec::link_latency},
     {"message_overhead", &PlatformSpec::message_overhead},
     {"runtime_task_seconds", &PlatformSpec::runtime_task_seconds},
-    {"runtime_submission_seconds", &PlatformSpec::runtime_submission_seconds}};
+    {"runtime_submission_seconds", &PlatformSpec::runtime_submission_seconds},
+    {"runtime_foreign_submission_seconds", &PlatformSpec::runtime_foreign_submission_seconds}};
 
 std::string known_keys() {
   std::string known;

@@ -28,10 +28,12 @@ struct PlatformSpec {
   // and again to the receiver (SMPI's smpi/os and smpi/or).
   double message_overhead = 0;
   // The runtime's own work on one of these cores (the simulator's cost
-  // model): per task a rank runs (engine) and per task its program submits
-  // (planner), in seconds.
+  // model), in seconds: per task a rank runs (engine), per task its program
+  // submits that it runs (planner), and per task submitted that another rank
+  // runs (a spmd rank plans every task, and does less for another's).
   double runtime_task_seconds = 0;
   double runtime_submission_seconds = 0;
+  double runtime_foreign_submission_seconds = 0;
 };
 
 // Reads a platform file. A missing file, an unknown or repeated key, a value
