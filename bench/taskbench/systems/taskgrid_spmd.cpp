@@ -22,11 +22,15 @@
 // Timing (spec 8.4): one untimed warm-up pass (-taskgrid:warmup 0: none),
 // then one timed pass, each bracketed by a barrier and the job's clock (MPI_Barrier + MPI_Wtime;
 // a simulated job's own, tg::JobCalls) around the submission of all tasks
-// and taskgrid::wait_all() (this rank's tasks). With -broadcast, each pass
+// and taskgrid::wait_all() (this rank's tasks). Where a node has more ranks
+// than usable cores the barrier is an MPI_Ibarrier polled with sleeps, so
+// that a rank done early does not spin on a core others need. With -broadcast, each pass
 // starts with a task on rank 0 that republishes the buffer, so it is moved
 // to the other ranks inside the timed region, like the baseline's MPI_Bcast.
 // Execution counts are per-rank atomics, reduced to rank 0.
 #include <mpi.h>
+#include <sched.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -60,9 +64,35 @@ void check_mpi(int code, const char* call) {
 // the runtime's.
 class MpiJobCalls final : public tg::JobCalls {
  public:
-  MpiJobCalls() { CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_)); }
+  MpiJobCalls() {
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+    // Every rank must agree: MPI_Barrier does not match MPI_Ibarrier.
+    const int cores = usable_cores();  // 0: unknown
+    int node_oversubscribed = cores > 0 && ranks_on_node() > cores ? 1 : 0;
+    CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &node_oversubscribed, 1, MPI_INT, MPI_MAX, comm_));
+    oversubscribed_ = node_oversubscribed != 0;
+  }
   ~MpiJobCalls() override { MPI_Comm_free(&comm_); }
-  void barrier() override { CHECK_MPI(MPI_Barrier(comm_)); }
+  void barrier() override {
+    if (!oversubscribed_) {
+      CHECK_MPI(MPI_Barrier(comm_));
+      return;
+    }
+    // Where ranks outnumber cores, a rank that reaches the barrier first
+    // must leave the core to those still running tasks, and MPICH's
+    // MPI_Barrier busy-polls: poll a non-blocking one, sleeping between
+    // looks (1 us doubling to 50 us; at 3 ranks on 2 cores the idle rank
+    // otherwise held a core through the whole timed pass).
+    MPI_Request request;
+    CHECK_MPI(MPI_Ibarrier(comm_, &request));
+    for (long pause_ns = 1000;; pause_ns = std::min(pause_ns * 2, 50'000L)) {
+      int done = 0;
+      CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+      if (done) return;
+      const timespec pause{0, pause_ns};
+      nanosleep(&pause, nullptr);
+    }
+  }
   double seconds() override { return MPI_Wtime(); }
   void sum_to_root(int64_t* values, int count) override {
     std::vector<int64_t> total(static_cast<size_t>(count), 0);
@@ -91,7 +121,13 @@ class MpiJobCalls final : public tg::JobCalls {
   }
 
  private:
+  static int usable_cores() {
+    cpu_set_t cores;
+    return sched_getaffinity(0, sizeof cores, &cores) == 0 ? CPU_COUNT(&cores) : 0;
+  }
+
   MPI_Comm comm_;
+  bool oversubscribed_ = false;  // some node has more ranks than usable cores
 };
 
 // Every rank parses the same argv and reaches the same verdict; in a
