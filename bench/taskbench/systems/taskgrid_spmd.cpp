@@ -81,11 +81,14 @@ class MpiJobCalls final : public tg::JobCalls {
     // Where ranks outnumber cores, a rank that reaches the barrier first
     // must leave the core to those still running tasks, and MPICH's
     // MPI_Barrier busy-polls: poll a non-blocking one, sleeping between
-    // looks (1 us doubling to 50 us; at 3 ranks on 2 cores the idle rank
-    // otherwise held a core through the whole timed pass).
+    // looks, 1 us doubling to 1 ms. At 3 ranks on 2 cores (width 2) the
+    // rank without tasks otherwise held a core through the timed pass; with
+    // looks every 50 us its wake-ups still cost the others a quarter of the
+    // machine, with 1 ms they cost little, and the barrier ends at most a
+    // millisecond late.
     MPI_Request request;
     CHECK_MPI(MPI_Ibarrier(comm_, &request));
-    for (long pause_ns = 1000;; pause_ns = std::min(pause_ns * 2, 50'000L)) {
+    for (long pause_ns = 1000;; pause_ns = std::min(pause_ns * 2, 1000'000L)) {
       int done = 0;
       CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
       if (done) return;
