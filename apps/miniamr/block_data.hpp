@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace miniamr {
@@ -60,12 +61,16 @@ enum class FaceKind : uint8_t {
 // coarse block's face. Variables [first_var, first_var + vars).
 struct FaceMessage {
   FaceKind kind = FaceKind::kSameLevel;
+  // 27-point stencil: y and z planes carry the ghosts of earlier directions.
+  bool with_ghost_rows = false;
+  // No padding: a message travels in task arguments, which spmd ranks
+  // compare byte for byte (uninitialized padding made them differ).
+  uint8_t unused[2] = {};
   int face = 0;
   int quarter_a = 0, quarter_b = 0;
   int first_var = 0, vars = 0;
-  bool with_ghost_rows =
-      false;  // 27-point stencil: y and z planes carry the ghosts of earlier directions
 };
+static_assert(std::has_unique_object_representations_v<FaceMessage>);
 
 // Number of doubles a face message carries.
 size_t face_message_size(const BlockShape& shape, const FaceMessage& message);

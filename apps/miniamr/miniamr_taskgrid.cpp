@@ -62,6 +62,8 @@ class ArgWriter {
   template <typename T>
   void put(const T& value) {
     static_assert(std::is_trivially_copyable_v<T>);
+    // spmd ranks compare task arguments byte for byte: no padding bytes.
+    static_assert(std::has_unique_object_representations_v<T>, "a task argument with padding");
     const auto* first = reinterpret_cast<const char*>(&value);
     bytes_.insert(bytes_.end(), first, first + sizeof(T));
   }
