@@ -79,6 +79,18 @@ struct IdlePhases {
   std::chrono::microseconds yield;
 };
 
+// The phases of an idle rank on a node whose ranks outnumber its cores:
+// while no more of them are awake (not asleep on their doorbells, this one
+// included) than it has cores, each awake one has a core of its own and
+// polls as if the node were not shared (`alone`); otherwise it sleeps early
+// (`sharing`) so that a rank with work gets the core. At 3 ranks on 2 cores
+// with one rank asleep, sleeping early left cores idle while the other two
+// waited for each other's messages to wake them.
+inline const IdlePhases& phases_on_shared_node(int awake_ranks, int cores, const IdlePhases& alone,
+                                               const IdlePhases& sharing) {
+  return awake_ranks <= cores ? alone : sharing;
+}
+
 class IdleBackoff {
  public:
   using clock = std::chrono::steady_clock;

@@ -116,6 +116,9 @@ class Transport {
   // it (the MPI transport's doorbells: a send to a sleeping rank of the node
   // wakes it at once); nullptr: in the engine.
   virtual WakeupWords* doorbell() { return nullptr; }
+  // Whether this rank's node runs more ranks than it has cores: a rank woken
+  // there may take the core of one with work.
+  virtual bool oversubscribed() const { return false; }
 
   // The thread primitives the engine uses beside the clock and idle():
   // starting its threads (the task workers; the engine thread beside a

@@ -57,6 +57,7 @@ Engine::Engine(comm::Transport& transport, int threads, int head_rank,
       posted_mutex_(transport.blocking()),
       drive_mutex_(transport.blocking()),
       wakeup_(transport.blocking(), transport.doorbell()) {
+  if (transport.oversubscribed()) completions_.set_delay_ns(CompletionBatcher::kSharedNodeDelayNs);
   if (threads > 1) {
     workers_ = std::make_unique<exec::WorkerPool<Task>>(
         threads - 1,

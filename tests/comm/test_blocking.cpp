@@ -213,6 +213,17 @@ TEST(IdleBackoff, SpinsThenYieldsThenSleepsAsItsPhasesSay) {
   EXPECT_EQ(blocking.waits(), 1u);
 }
 
+TEST(IdleBackoff, OnASharedNodeRanksPollAsAloneWhileTheAwakeOnesFitTheCores) {
+  const IdlePhases alone{20us, 2000us};
+  const IdlePhases sharing{5us, 20us};
+  // 3 ranks on 2 cores: one asleep leaves a core to each of the others.
+  EXPECT_EQ(&phases_on_shared_node(2, 2, alone, sharing), &alone);
+  EXPECT_EQ(&phases_on_shared_node(1, 2, alone, sharing), &alone);
+  // All three awake: they sleep early so that the one with work gets a core.
+  EXPECT_EQ(&phases_on_shared_node(3, 2, alone, sharing), &sharing);
+  EXPECT_EQ(&phases_on_shared_node(4, 2, alone, sharing), &sharing);
+}
+
 TEST(IdleBackoff, ASpinningLoopReadsTheClockEveryEighthCallAndStopsSpinningThen) {
   CountingBlocking blocking;
   Wakeup wakeup(blocking);

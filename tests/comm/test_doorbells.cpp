@@ -53,6 +53,9 @@ TEST(Doorbells, AMessageWakesAPeerSleepingOnItsDoorbell) {
       EXPECT_EQ(batch, (std::vector<char>{'d', 'i', 'n', 'g'}));
     } else {
       while (!transport.sleeping(peer)) std::this_thread::yield();
+      // The sleeper is not counted awake (the idle policy's count).
+      EXPECT_LE(transport.awake_ranks_on_node(), transport.size() - 1) << "rank " << rank;
+      EXPECT_GE(transport.awake_ranks_on_node(), 1);
       transport.send_control(peer, {'d', 'i', 'n', 'g'});
       std::vector<uint64_t> finished;
       while (transport.pending() > 0) transport.poll(finished);

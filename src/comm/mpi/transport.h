@@ -61,10 +61,13 @@ class MpiTransport final : public Transport {
   // Doorbells: the engine's Wakeup lives in memory the node's ranks share, and
   // a send to a rank of the node rings it, so a rank with nothing to do sleeps
   // instead of polling and wakes as soon as a message comes. Where the node
-  // has more ranks than cores, an idle rank sleeps after 25 µs instead of 2 ms.
+  // has more ranks than cores and more of them are awake than it has cores,
+  // an idle rank sleeps after 25 µs instead of 2 ms.
   WakeupWords* doorbell() override { return own_doorbell_; }
   void idle(IdleBackoff& backoff, Wakeup& wakeup, bool streaming) override;
-  bool oversubscribed() const { return oversubscribed_; }
+  bool oversubscribed() const override { return oversubscribed_; }
+  // Ranks of this node not asleep on their doorbells, this one included.
+  int awake_ranks_on_node() const;
   // Whether `rank` (of this node) sleeps on its doorbell now.
   bool sleeping(int rank) const {
     const WakeupWords* bell = doorbells_[static_cast<size_t>(rank)];
@@ -164,7 +167,9 @@ class MpiTransport final : public Transport {
   MPI_Win doorbell_window_ = MPI_WIN_NULL;
   std::vector<WakeupWords*> doorbells_;
   WakeupWords* own_doorbell_ = nullptr;
+  std::vector<const WakeupWords*> node_doorbells_;  // the other ranks' of this node
   bool oversubscribed_ = false;
+  int usable_cores_ = 0;               // this rank's affinity mask (0: unknown)
   bool can_probe_while_idle_ = false;  // MPI_THREAD_MULTIPLE
   // Broadcast groups: one communicator each (id = index + 1). The map is read
   // by the polling thread and written by the creating one.
