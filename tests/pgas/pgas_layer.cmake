@@ -115,9 +115,11 @@ foreach(ranks IN ITEMS 2 3 4)
     "error: taskgrid: rank 0: the members of world disagree on a collective call: rank 0 called pgas::barrier \\(call #[0-9]+.*\\) but rank ${last} called pgas::free")
   taskgrid_pgas_misuse(misuse-arguments ${ranks}
     "error: taskgrid: rank 0: the members of world disagree on a collective call: rank 0 called pgas::broadcast \\(call #[0-9]+, arguments 16 .*\\) but rank 1 called pgas::broadcast \\(call #[0-9]+, arguments 8 ")
+  # 10 s: under Open MPI at 3 ranks on 2 cores, beside another test, rank 1
+  # was once reported missing too after 3 s (1 of 17 runs): slow, not absent.
   taskgrid_pgas_misuse(misuse-absent ${ranks}
-    "error: taskgrid: rank 0: pgas::barrier \\(world, call #[0-9]+\\): rank ${last} did not join within 3 s"
-    ENV "TASKGRID_PGAS_TIMEOUT=3")
+    "error: taskgrid: rank 0: pgas::barrier \\(world, call #[0-9]+\\): rank ${last} did not join within 10 s"
+    ENV "TASKGRID_PGAS_TIMEOUT=10")
 endforeach()
 
 # The C API from C (the link needs the C++ runtime: LINKER_LANGUAGE CXX).
