@@ -66,9 +66,13 @@ class MpiJobCalls final : public tg::JobCalls {
  public:
   MpiJobCalls() {
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+    MPI_Comm node;
+    CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    CHECK_MPI(MPI_Comm_size(node, &ranks_on_node_));
+    CHECK_MPI(MPI_Comm_free(&node));
     // Every rank must agree: MPI_Barrier does not match MPI_Ibarrier.
     const int cores = usable_cores();  // 0: unknown
-    int node_oversubscribed = cores > 0 && ranks_on_node() > cores ? 1 : 0;
+    int node_oversubscribed = cores > 0 && ranks_on_node_ > cores ? 1 : 0;
     CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &node_oversubscribed, 1, MPI_INT, MPI_MAX, comm_));
     oversubscribed_ = node_oversubscribed != 0;
   }
@@ -114,14 +118,7 @@ class MpiJobCalls final : public tg::JobCalls {
     return value;
   }
   // Ranks of this job on this node (for the default thread count).
-  int ranks_on_node() override {
-    MPI_Comm node;
-    CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    int size = 1;
-    CHECK_MPI(MPI_Comm_size(node, &size));
-    CHECK_MPI(MPI_Comm_free(&node));
-    return size;
-  }
+  int ranks_on_node() override { return ranks_on_node_; }
 
  private:
   static int usable_cores() {
@@ -130,6 +127,7 @@ class MpiJobCalls final : public tg::JobCalls {
   }
 
   MPI_Comm comm_;
+  int ranks_on_node_ = 1;        // ranks of this job on this node
   bool oversubscribed_ = false;  // some node has more ranks than usable cores
 };
 
