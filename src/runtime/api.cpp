@@ -380,8 +380,11 @@ std::unique_ptr<runtime::Watchdog> make_watchdog(comm::mpi::MpiBackend& backend,
   }
   auto watchdog = std::make_unique<runtime::Watchdog>(
       std::move(link),
-      runtime::WatchdogConfig{.timeout_seconds = options.failure_timeout_seconds,
-                              .task_deadline_seconds = options.task_deadline_seconds},
+      runtime::WatchdogConfig{
+          .timeout_seconds = options.failure_timeout_seconds,
+          .task_deadline_seconds = options.task_deadline_seconds,
+          .bytes_arriving_from =
+              [&transport](int peer) { return transport.bytes_arriving_from(peer); }},
       [rank](const std::string& message) { core::fail_job(rank, message); });
   watchdog->start();
   return watchdog;

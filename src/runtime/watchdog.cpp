@@ -35,7 +35,8 @@ Watchdog::Watchdog(std::unique_ptr<comm::HeartbeatLink> link, const WatchdogConf
     : link_(std::move(link)),
       fail_(std::move(fail)),
       timeout_ns_(static_cast<uint64_t>(config.timeout_seconds * 1e9)),
-      deadline_ns_(static_cast<uint64_t>(config.task_deadline_seconds * 1e9)) {
+      deadline_ns_(static_cast<uint64_t>(config.task_deadline_seconds * 1e9)),
+      bytes_arriving_from_(config.bytes_arriving_from) {
   if (link_ && link_->size() < 2) link_.reset();  // nobody to watch
   if (link_) {
     rank_ = link_->rank();
@@ -144,16 +145,26 @@ std::string Watchdog::check_ring(uint64_t now_ns) {
         break;
     }
   }
-  if (predecessor_left_ || now_ns - last_heard_ns_ <= timeout_ns_) return "";
-  // Tell every other survivor first: each then ends with the same words.
   const uint64_t silent_ns = now_ns - last_heard_ns_;
+  if (predecessor_left_ || silent_ns <= timeout_ns_) return "";
+  // Its beats may be queued behind the data it is sending here.
+  const uint64_t arriving = bytes_arriving_from_ ? bytes_arriving_from_(predecessor_) : 0;
+  const uint64_t allowance_ns = static_cast<uint64_t>(
+      static_cast<double>(arriving) * 1e9 / static_cast<double>(kSlowestLinkBytesPerSecond));
+  if (silent_ns <= timeout_ns_ + allowance_ns) return "";
+  // Tell every other survivor first: each then ends with the same words.
   const Message stopped{Message::stopped, predecessor_,
                         static_cast<int64_t>(silent_ns / 1'000'000)};
   for (int r = 0; r < link_->size(); ++r)
     if (r != rank_ && r != predecessor_) link_->send(r, stopped);
+  // The allowance is named where it lengthened the wait noticeably.
+  const std::string waited_for = allowance_ns >= 100'000'000
+                                     ? " + " + seconds_text(allowance_ns) + " s for the " +
+                                           std::to_string(arriving) + " bytes it was sending here"
+                                     : "";
   return "rank " + std::to_string(predecessor_) + " stopped responding (last heard " +
          seconds_text(silent_ns) + " s ago; TASKGRID_FAILURE_TIMEOUT=" + seconds_text(timeout_ns_) +
-         note_on(predecessor_) + ")";
+         waited_for + note_on(predecessor_) + ")";
 }
 
 std::string Watchdog::check_tasks(uint64_t now_ns) {

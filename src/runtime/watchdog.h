@@ -14,6 +14,12 @@
 //
 // A finishing rank tells its successor that it leaves, so that ranks ending
 // at different times are not mistaken for stopped ones.
+//
+// Beats share the links with the job's data: on a slow link a beat can wait
+// seconds behind a large transfer from the same rank. So a predecessor with
+// data still arriving here is allowed the time that data takes at
+// kSlowestLinkBytesPerSecond on top of the timeout: a slow network is not a
+// failure, and a rank that stops mid-transfer is still reported, later.
 #pragma once
 
 #include <condition_variable>
@@ -31,7 +37,14 @@ namespace taskgrid::runtime {
 struct WatchdogConfig {
   double timeout_seconds = 5;        // silence before a rank counts as stopped; 0: no ring
   double task_deadline_seconds = 0;  // 0: tasks may run for ever
+  // Bytes this rank waits to receive from a rank (comm::Transport's
+  // bytes_arriving_from; called on the watchdog's thread); empty: none.
+  std::function<uint64_t(int rank)> bytes_arriving_from;
 };
+
+// The slowest link a transfer is expected to cross (16 Mbit/s): far below
+// any cluster network, so the allowance never hides a stop for long.
+inline constexpr uint64_t kSlowestLinkBytesPerSecond = 2'000'000;
 
 // What this process can add about a rank that stopped responding (the
 // OpenMP offload plugin names the device and its last kernel): "" for
@@ -73,6 +86,7 @@ class Watchdog {
   std::function<void(const std::string&)> fail_;
   uint64_t timeout_ns_ = 0;
   uint64_t deadline_ns_ = 0;
+  std::function<uint64_t(int)> bytes_arriving_from_;
   uint64_t period_ns_ = 0;
   uint64_t tick_ns_ = 50'000'000;
   int rank_ = 0;

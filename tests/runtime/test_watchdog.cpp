@@ -44,10 +44,16 @@ class HubLink final : public comm::HeartbeatLink {
 };
 
 struct Ring {
-  Ring(int ranks, double timeout_seconds) : hub(ranks) {
+  Ring(int ranks, double timeout_seconds)
+      : hub(ranks), arriving(static_cast<size_t>(ranks), std::vector<uint64_t>(ranks, 0)) {
     for (int r = 0; r < ranks; ++r)
       dogs.push_back(std::make_unique<Watchdog>(
-          std::make_unique<HubLink>(hub, r), WatchdogConfig{.timeout_seconds = timeout_seconds},
+          std::make_unique<HubLink>(hub, r),
+          WatchdogConfig{.timeout_seconds = timeout_seconds,
+                         .bytes_arriving_from =
+                             [this, r](int peer) {
+                               return arriving[static_cast<size_t>(r)][static_cast<size_t>(peer)];
+                             }},
           [](const std::string&) { FAIL() << "the thread is not started in these tests"; }));
   }
   // Steps every rank but `skip` at `now`; returns rank -> failure message.
@@ -58,6 +64,8 @@ struct Ring {
     return failures;
   }
   Hub hub;
+  // [rank][peer]: bytes `rank` waits to receive from `peer`.
+  std::vector<std::vector<uint64_t>> arriving;
   std::vector<std::unique_ptr<Watchdog>> dogs;
 };
 
@@ -93,6 +101,48 @@ TEST(Watchdog, AStoppedRankIsReportedByItsSuccessorThenByEveryone) {
   }
 }
 
+// Its beats may wait behind the data it sends here: the time that data
+// takes at kSlowestLinkBytesPerSecond is allowed on top of the timeout.
+TEST(Watchdog, ARankSendingDataHereHasTimeForItsDataOnTopOfTheTimeout) {
+  Ring ring(3, 1.0);
+  uint64_t now = 0;
+  for (; now < 2 * kSecond; now += kSecond / 20) ring.step(now);
+  const uint64_t silent_from = now;
+  ring.arriving[2][1] = 2 * kSlowestLinkBytesPerSecond;    // two seconds' worth, from rank 1
+  ring.arriving[0][1] = 100 * kSlowestLinkBytesPerSecond;  // rank 0 watches rank 2, not 1
+  std::vector<std::string> failures;
+  for (; now <= silent_from + 3 * kSecond - kSecond / 5; now += kSecond / 20) {
+    failures = ring.step(now, 1);
+    for (const std::string& failure : failures) ASSERT_EQ(failure, "") << "at " << now;
+  }
+  for (; now < silent_from + 4 * kSecond && failures[2].empty(); now += kSecond / 20)
+    failures = ring.step(now, 1);
+  EXPECT_NE(failures[2].find("rank 1 stopped responding (last heard 3."), std::string::npos)
+      << failures[2];
+  EXPECT_NE(failures[2].find("TASKGRID_FAILURE_TIMEOUT=1.0 + 2.0 s for the 4000000 bytes it was "
+                             "sending here"),
+            std::string::npos)
+      << failures[2];
+}
+
+TEST(Watchdog, OnceItsDataIsHereASilentRankIsReportedAfterTheTimeout) {
+  Ring ring(3, 1.0);
+  uint64_t now = 0;
+  for (; now < 2 * kSecond; now += kSecond / 20) ring.step(now);
+  const uint64_t silent_from = now;
+  ring.arriving[2][1] = 10 * kSlowestLinkBytesPerSecond;
+  std::vector<std::string> failures;
+  for (; now < silent_from + 2 * kSecond; now += kSecond / 20) {
+    failures = ring.step(now, 1);
+    ASSERT_EQ(failures[2], "") << "at " << now;
+  }
+  ring.arriving[2][1] = 0;  // arrived: the silence is past the timeout already
+  failures = ring.step(now, 1);
+  EXPECT_NE(failures[2].find("rank 1 stopped responding (last heard 2."), std::string::npos)
+      << failures[2];
+  EXPECT_EQ(failures[2].find("bytes it was sending"), std::string::npos) << failures[2];
+}
+
 TEST(Watchdog, ALeavingRankIsNotAStoppedOne) {
   Ring ring(3, 1.0);
   uint64_t now = 0;
@@ -113,8 +163,10 @@ TEST(Watchdog, TwoRanksWatchEachOther) {
 }
 
 TEST(Watchdog, ATaskPastItsDeadlineIsNamed) {
-  Watchdog dog(nullptr, WatchdogConfig{.timeout_seconds = 0, .task_deadline_seconds = 2},
-               [](const std::string&) {});
+  Watchdog dog(
+      nullptr,
+      WatchdogConfig{.timeout_seconds = 0, .task_deadline_seconds = 2, .bytes_arriving_from = {}},
+      [](const std::string&) {});
   const uint64_t started = 100 * kSecond;
   const exec::RunningTaskMark running(77, "slow_task", started);
   EXPECT_EQ(dog.step(started + kSecond), "");
@@ -126,8 +178,10 @@ TEST(Watchdog, ATaskPastItsDeadlineIsNamed) {
 }
 
 TEST(Watchdog, AFinishedTaskHasNoDeadline) {
-  Watchdog dog(nullptr, WatchdogConfig{.timeout_seconds = 0, .task_deadline_seconds = 1},
-               [](const std::string&) {});
+  Watchdog dog(
+      nullptr,
+      WatchdogConfig{.timeout_seconds = 0, .task_deadline_seconds = 1, .bytes_arriving_from = {}},
+      [](const std::string&) {});
   { const exec::RunningTaskMark running(5, "quick", kSecond); }
   EXPECT_EQ(dog.step(100 * kSecond), "");
   EXPECT_EQ(exec::task_running_on_this_thread(), 0u);

@@ -18,6 +18,7 @@ MpiTransport::MpiTransport(MPI_Comm comm, size_t max_chunk)
   }
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  arriving_ = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(size_));
   int* tag_ub = nullptr;
   int found = 0;
   MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &found);
@@ -158,6 +159,8 @@ uint32_t MpiTransport::new_operation(Operation::Kind kind, uint64_t cookie, size
   operation.cookie = cookie;
   operation.chunks_left = 0;
   operation.key = 0;
+  operation.from = -1;
+  operation.arriving = 0;
   operation.bulk = peer >= 0 && copied_locally(peer, bytes);
   if (operation.bulk) bulk_operations_ += 1;
   return index;
@@ -270,6 +273,8 @@ void MpiTransport::send_data(int dest, int tag, const void* data, size_t bytes, 
 void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) {
     const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes, source);
+    arriving(source, bytes);
+    arrived_when_done(op, source, bytes);
     for_each_chunk(data, bytes, [&](char* at, int chunk) {
       MPI_Request request;
       check(MPI_Irecv(at, chunk, MPI_BYTE, source, tag, bulk_comm_, &request),
@@ -288,12 +293,14 @@ void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, u
     } else {
       it->second.expected = true;
       it->second.expectation = expected;
+      arriving(source, bytes);
     }
     return;
   }
   if (!expected_.emplace(key, expected).second)
     throw std::runtime_error("taskgrid: two transfers expected from rank " +
                              std::to_string(source) + " with tag " + std::to_string(tag));
+  arriving(source, bytes);
 }
 
 void MpiTransport::send_chunk(int dest, int tag, const void* data, size_t bytes, uint64_t cookie) {
@@ -309,6 +316,8 @@ void MpiTransport::send_chunk(int dest, int tag, const void* data, size_t bytes,
 void MpiTransport::receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) throw std::logic_error("taskgrid: a chunk larger than the chunk limit");
   const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes, source);
+  arriving(source, bytes);
+  arrived_when_done(op, source, bytes);
   MPI_Request request;
   check(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, source, tag, bulk_comm_, &request),
         "MPI_Irecv (chunk)");
@@ -416,10 +425,12 @@ bool MpiTransport::probe_arrivals() {
         // can start in this pass without a request to test.
         check(MPI_Mrecv(it->second.data, count, MPI_BYTE, &message, MPI_STATUS_IGNORE),
               "MPI_Mrecv");
+        arrived(status.MPI_SOURCE, static_cast<size_t>(count));
         finished_early_.push_back(it->second.cookie);
       } else {
         const uint32_t op = new_operation(Operation::Kind::data, it->second.cookie,
                                           static_cast<size_t>(count), status.MPI_SOURCE);
+        arrived_when_done(op, status.MPI_SOURCE, static_cast<size_t>(count));
         check(MPI_Imrecv(it->second.data, count, MPI_BYTE, &message, &request), "MPI_Imrecv");
         add_request(request, op);
       }
@@ -481,11 +492,14 @@ bool MpiTransport::poll(std::vector<uint64_t>& finished) {
         it->second.complete = true;
         if (it->second.expected) {
           deliver_stash(it->second, it->second.expectation, finished);
+          arrived(static_cast<int>(operation.key >> 32), it->second.expectation.bytes);
           stashed_.erase(it);
         }
         break;
       }
     }
+    if (operation.from >= 0) arrived(operation.from, operation.arriving);
+    operation.from = -1;
     if (operation.bulk) bulk_operations_ -= 1;
     operation.bulk = false;
     free_operations_.push_back(op);

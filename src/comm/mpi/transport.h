@@ -18,7 +18,9 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -66,6 +68,9 @@ class MpiTransport final : public Transport {
   WakeupWords* doorbell() override { return own_doorbell_; }
   void idle(IdleBackoff& backoff, Wakeup& wakeup, bool streaming) override;
   bool oversubscribed() const override { return oversubscribed_; }
+  uint64_t bytes_arriving_from(int peer) const override {
+    return arriving_[static_cast<size_t>(peer)].load(std::memory_order_relaxed);
+  }
   // Ranks of this node not asleep on their doorbells, this one included.
   int awake_ranks_on_node() const;
   // Whether `rank` (of this node) sleeps on its doorbell now.
@@ -100,6 +105,8 @@ class MpiTransport final : public Transport {
     uint32_t chunks_left = 0;
     uint64_t key = 0;          // stash: (source, tag)
     bool bulk = false;         // counted in bulk_operations_
+    int32_t from = -1;         // a receive from this rank, counted in arriving_
+    uint64_t arriving = 0;     // its bytes there
     std::vector<char> buffer;  // control batch or stashed message
   };
   struct Expected {
@@ -126,6 +133,19 @@ class MpiTransport final : public Transport {
   // batch waits in control_message_ for receive_control.
   bool probe_arrivals();
   void deliver_stash(Stashed& stash, const Expected& expected, std::vector<uint64_t>& finished);
+  // bytes_arriving_from's counts: the engine's thread writes, any reads.
+  void arriving(int source, size_t bytes) {
+    arriving_[static_cast<size_t>(source)].fetch_add(bytes, std::memory_order_relaxed);
+  }
+  void arrived(int source, size_t bytes) {
+    arriving_[static_cast<size_t>(source)].fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  // `operation` receives `bytes` counted as arriving from `source`: they
+  // count as arrived when it completes.
+  void arrived_when_done(uint32_t operation, int source, size_t bytes) {
+    operations_[operation].from = source;
+    operations_[operation].arriving = bytes;
+  }
   // Calls post(address, bytes) for each chunk of at most max_chunk_ bytes
   // (larger when that would make more than kMaxChunksPerTransfer chunks).
   static constexpr size_t kMaxChunksPerTransfer = 1024;
@@ -147,7 +167,8 @@ class MpiTransport final : public Transport {
   std::vector<int> completed_indices_;
   std::unordered_map<uint64_t, Expected> expected_;
   std::unordered_map<uint64_t, Stashed> stashed_;
-  std::vector<uint64_t> finished_early_;  // transfers finished outside poll()
+  std::vector<uint64_t> finished_early_;               // transfers finished outside poll()
+  std::unique_ptr<std::atomic<uint64_t>[]> arriving_;  // per rank: bytes_arriving_from
   // probe_arrivals' state between receive_control and poll.
   bool probed_ = false;        // since the last poll()
   bool data_matched_ = false;  // a data message was matched or stashed
