@@ -119,10 +119,11 @@ class Transport {
   // Whether this rank's node runs more ranks than it has cores: a rank woken
   // there may take the core of one with work.
   virtual bool oversubscribed() const { return false; }
-  // Bytes of data this rank has asked to receive from `peer` and not yet
-  // received in full. Any thread may ask (the failure detector does): a peer
-  // whose large transfer to this rank is on the wire can be silent otherwise,
-  // its heartbeats queued behind that data on a slow link.
+  // Bytes of data on their way from `peer` to this rank: asked for and not
+  // yet received in full, or being received before they were asked for. Any
+  // thread may ask (the failure detector does): a peer whose large transfer
+  // to this rank is on the wire can seem silent, its heartbeats queued behind
+  // that data on a slow link.
   virtual uint64_t bytes_arriving_from(int peer) const {
     (void)peer;
     return 0;

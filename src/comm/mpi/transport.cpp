@@ -292,8 +292,7 @@ void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, u
       stashed_.erase(it);
     } else {
       it->second.expected = true;
-      it->second.expectation = expected;
-      arriving(source, bytes);
+      it->second.expectation = expected;  // counted as arriving since its envelope came
     }
     return;
   }
@@ -450,6 +449,9 @@ bool MpiTransport::probe_arrivals() {
     const uint32_t op =
         new_operation(Operation::Kind::stash, 0, static_cast<size_t>(count), status.MPI_SOURCE);
     operations_[op].key = key;
+    // Not asked for yet, but on its way: the sender's beats queue behind it too.
+    arriving(status.MPI_SOURCE, static_cast<size_t>(count));
+    arrived_when_done(op, status.MPI_SOURCE, static_cast<size_t>(count));
     check(MPI_Imrecv(stash.bytes.data(), count, MPI_BYTE, &message, &request),
           "MPI_Imrecv (stash)");
     add_request(request, op);
@@ -492,7 +494,6 @@ bool MpiTransport::poll(std::vector<uint64_t>& finished) {
         it->second.complete = true;
         if (it->second.expected) {
           deliver_stash(it->second, it->second.expectation, finished);
-          arrived(static_cast<int>(operation.key >> 32), it->second.expectation.bytes);
           stashed_.erase(it);
         }
         break;
