@@ -133,12 +133,16 @@ class MpiTransport final : public Transport {
   // batch waits in control_message_ for receive_control.
   bool probe_arrivals();
   void deliver_stash(Stashed& stash, const Expected& expected, std::vector<uint64_t>& finished);
-  // bytes_arriving_from's counts: the engine's thread writes, any reads.
+  // bytes_arriving_from's counts: the thread driving the transport (one at a
+  // time) writes them, any thread reads. A load and a store, not a locked
+  // read-modify-write: there is one writer, and this is on every receive.
   void arriving(int source, size_t bytes) {
-    arriving_[static_cast<size_t>(source)].fetch_add(bytes, std::memory_order_relaxed);
+    std::atomic<uint64_t>& count = arriving_[static_cast<size_t>(source)];
+    count.store(count.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
   }
   void arrived(int source, size_t bytes) {
-    arriving_[static_cast<size_t>(source)].fetch_sub(bytes, std::memory_order_relaxed);
+    std::atomic<uint64_t>& count = arriving_[static_cast<size_t>(source)];
+    count.store(count.load(std::memory_order_relaxed) - bytes, std::memory_order_relaxed);
   }
   // `operation` receives `bytes` counted as arriving from `source`: they
   // count as arrived when it completes.
