@@ -1,5 +1,7 @@
 #include "comm/blocking.h"
 
+#include <chrono>
+
 #if defined(__linux__)
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -8,12 +10,23 @@
 
 #include <climits>
 #else
-#include <chrono>
 #include <thread>
 #endif
 
 namespace taskgrid::comm {
 namespace {
+
+// A pause per look; the clock every 64 looks (a few hundred nanoseconds).
+bool spin_on(const std::atomic<uint32_t>& word, uint32_t seen, uint64_t ns) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+  for (uint32_t looks = 1;; ++looks) {
+    if (word.load(std::memory_order_acquire) != seen) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (looks % 64 == 0 && std::chrono::steady_clock::now() >= until) return false;
+  }
+}
 
 #if defined(__linux__)
 
@@ -42,6 +55,9 @@ class FutexBlocking final : public Blocking {
   void wake_all(std::atomic<uint32_t>& word) override {
     futex(word, FUTEX_WAKE | kPrivate, INT_MAX, nullptr);
   }
+  bool spin_until_changed(const std::atomic<uint32_t>& word, uint32_t seen, uint64_t ns) override {
+    return spin_on(word, seen, ns);
+  }
 };
 using SystemBlocking = FutexBlocking<FUTEX_PRIVATE_FLAG>;
 using SharedBlocking = FutexBlocking<0>;
@@ -59,6 +75,9 @@ class SystemBlocking final : public Blocking {
   }
   void wake_one(std::atomic<uint32_t>& word) override { word.notify_one(); }
   void wake_all(std::atomic<uint32_t>& word) override { word.notify_all(); }
+  bool spin_until_changed(const std::atomic<uint32_t>& word, uint32_t seen, uint64_t ns) override {
+    return spin_on(word, seen, ns);
+  }
 };
 // Without futexes a timed wait in another process still polls its word
 // (above); an untimed one is not woken from another process.

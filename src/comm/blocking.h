@@ -25,6 +25,15 @@ class Blocking {
   virtual void wait_for(std::atomic<uint32_t>& word, uint32_t expected, uint64_t timeout_ns) = 0;
   virtual void wake_one(std::atomic<uint32_t>& word) = 0;
   virtual void wake_all(std::atomic<uint32_t>& word) = 0;
+  // Watches `word` for up to `ns` without sleeping; true once it no longer
+  // holds `seen`. A wait that spins first is woken by a store alone, with no
+  // call on either side, where a thread sleeping in the kernel takes
+  // microseconds to be scheduled again. The default does not spin (a
+  // simulator's actors must not: a busy loop stops simulated time).
+  virtual bool spin_until_changed(const std::atomic<uint32_t>& word, uint32_t seen, uint64_t ns) {
+    (void)ns;
+    return word.load() != seen;
+  }
 };
 
 // The operating system's: a futex on Linux; elsewhere std::atomic's wait and
@@ -69,6 +78,12 @@ class SleepWord {
     words_->sleepers.fetch_sub(1);
   }
   void cancel() { words_->sleepers.fetch_sub(1); }
+  // For a wait that spins before it registers: the sequence now, and a spin
+  // until it moves (true) or `ns` have passed.
+  uint32_t sequence() const { return words_->sequence.load(); }
+  bool spin(uint32_t seen, uint64_t ns) {
+    return blocking_->spin_until_changed(words_->sequence, seen, ns);
+  }
   void notify_one() { notify_one(*blocking_, *words_); }
   void notify_all() {
     words_->sequence.fetch_add(1);
@@ -96,10 +111,27 @@ class Condition {
   Condition(const Condition&) = delete;
   Condition& operator=(const Condition&) = delete;
 
-  // `lock` is held on entry and on return; returns once done() holds.
+  // `lock` is held on entry and on return; returns once done() holds. With
+  // `spin_ns`, each round first spins that long unregistered (a notify then
+  // only bumps the word, no call), and registers to sleep only after: the
+  // sequence is read under the lock, so a change after the check moves it,
+  // and a move between the spin and the registration cancels the sleep.
   template <typename Lock, typename Done>
-  void wait(Lock& lock, Done&& done) {
+  void wait(Lock& lock, Done&& done, uint64_t spin_ns = 0) {
     while (!done()) {
+      if (spin_ns > 0) {
+        const uint32_t seen = word_.sequence();
+        lock.unlock();
+        if (!word_.spin(seen, spin_ns)) {
+          if (word_.begin_wait() == seen) {
+            word_.sleep(seen);
+          } else {
+            word_.cancel();
+          }
+        }
+        lock.lock();
+        continue;
+      }
       const uint32_t seen = word_.begin_wait();
       lock.unlock();
       word_.sleep(seen);

@@ -119,6 +119,10 @@ class Transport {
   // Whether this rank's node runs more ranks than it has cores: a rank woken
   // there may take the core of one with work.
   virtual bool oversubscribed() const { return false; }
+  // Cores this rank can keep busy without taking another rank's: the cores
+  // it may run on, shared among its node's ranks (0: unknown). Where its
+  // threads fit, an idle task thread may spin a little before it sleeps.
+  virtual int cores_per_rank() const { return 0; }
   // Bytes of data on their way from `peer` to this rank: asked for and not
   // yet received in full, or being received before they were asked for. Any
   // thread may ask (the failure detector does): a peer whose large transfer

@@ -68,7 +68,7 @@ Engine::Engine(comm::Transport& transport, int threads, int head_rank,
         },
         [this] { worker_finished(); },
         [this](std::function<void()> body) { return transport_.start_thread(std::move(body)); },
-        transport_.blocking());
+        transport_.blocking(), threads <= transport.cores_per_rank() ? kWorkerSpinNs : 0);
   }
 }
 

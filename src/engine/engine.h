@@ -57,6 +57,11 @@ class Engine final : public core::CommandSink, private VersionEvents {
          std::unique_ptr<exec::TaskChannels> channels);
   Engine(comm::Transport& transport, int threads, int head_rank);
   ~Engine() override;
+  // How long an idle worker spins before it sleeps, where the rank's task
+  // threads fit its cores: a sleeping worker must be woken and scheduled by
+  // the kernel before it runs the next ready task, a spinning one sees it at
+  // once ("Threads" in docs/architecture.md has the figures).
+  static constexpr uint64_t kWorkerSpinNs = 20'000;
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 

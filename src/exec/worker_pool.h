@@ -4,6 +4,7 @@
 // itself between polls.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -24,13 +25,15 @@ class WorkerPool {
   // How a worker thread is started: through the transport seam.
   using StartThread = std::function<std::unique_ptr<comm::Thread>(std::function<void()>)>;
 
-  // Threads wait for tasks through `blocking`, the seam's (transport.h).
+  // Threads wait for tasks through `blocking`, the seam's (transport.h),
+  // spinning `spin_ns` before each sleep (0: none; see Condition::wait).
   WorkerPool(int threads, Runner run, OnFinished on_finished, const StartThread& start_thread,
-             comm::Blocking& blocking = comm::system_blocking())
+             comm::Blocking& blocking = comm::system_blocking(), uint64_t spin_ns = 0)
       : run_(std::move(run)),
         on_finished_(std::move(on_finished)),
         mutex_(blocking),
-        ready_signal_(blocking) {
+        ready_signal_(blocking),
+        spin_ns_(spin_ns) {
     for (int i = 0; i < threads; ++i) threads_.push_back(start_thread([this] { work(); }));
   }
   ~WorkerPool() { stop(); }
@@ -86,7 +89,8 @@ class WorkerPool {
       {
         std::unique_lock lock(mutex_);
         waiting_ += 1;
-        ready_signal_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
+        ready_signal_.wait(
+            lock, [this] { return stopping_ || !ready_.empty(); }, spin_ns_);
         waiting_ -= 1;
         task = ready_.pop();
         if (!task) return;
@@ -100,6 +104,7 @@ class WorkerPool {
   OnFinished on_finished_;
   comm::FutexLock mutex_;
   comm::Condition ready_signal_;
+  uint64_t spin_ns_;
   ReadyQueue<Task> ready_;  // highest priority first, FIFO among equals
   std::vector<Task*> finished_;
   bool stopping_ = false;

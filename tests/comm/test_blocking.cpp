@@ -47,9 +47,11 @@ struct Flag {
   Condition condition{blocking};
   bool ready = false;
 
-  void wait() {
+  // Spinning `spin_ns` before each sleep (Condition::wait).
+  void wait(uint64_t spin_ns = 0) {
     std::unique_lock guard(lock);
-    condition.wait(guard, [&] { return ready; });
+    condition.wait(
+        guard, [&] { return ready; }, spin_ns);
   }
   void set() {
     std::lock_guard guard(lock);
@@ -57,16 +59,33 @@ struct Flag {
   }
 };
 
-TEST(Condition, ANotifyWakesASleepingWaiter) {
+// Without a spin, and with one that runs out first.
+class SleepingWaiter : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(SleepingWaiter, IsWokenByANotify) {
   Flag flag;
-  std::thread waiter([&] { flag.wait(); });
+  std::thread waiter([&] { flag.wait(GetParam()); });
   until_waits(flag.blocking, 1);
+  EXPECT_EQ(flag.blocking.spins() > 0, GetParam() > 0);
   flag.set();
   flag.condition.notify_one();
   waiter.join();
   EXPECT_GE(flag.blocking.wakes(), 1u);
   // The waiter came back because the condition's word moved, not by timing.
   EXPECT_GE(flag.blocking.signalled_waits(), 1u);
+}
+INSTANTIATE_TEST_SUITE_P(Condition, SleepingWaiter, ::testing::Values(0, 1'000'000));
+
+// A notify while the waiter spins ends the spin: no sleep, no wake call.
+TEST(Condition, ASpinningWaiterTakesANotifyWithoutSleepingOrAWakeCall) {
+  Flag flag;
+  std::thread waiter([&] { flag.wait(60'000'000'000); });
+  while (flag.blocking.spins() < 1 && flag.blocking.waits() < 1) std::this_thread::yield();
+  flag.set();
+  flag.condition.notify_one();
+  waiter.join();
+  EXPECT_EQ(flag.blocking.waits(), 0u);
+  EXPECT_EQ(flag.blocking.wakes(), 0u);
 }
 
 TEST(Condition, NotifyAllWakesEveryWaiter) {

@@ -28,6 +28,8 @@ TEST(Doorbells, EveryRankOfTheNodeHasOneAndTheRanksAgreeOnSharing) {
   int fewer_cores = ranks > CPU_COUNT(&cores) ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &fewer_cores, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   EXPECT_EQ(transport.oversubscribed(), fewer_cores == 1);
+  // Every rank of this test runs on the one node: its cores are shared.
+  EXPECT_EQ(transport.cores_per_rank(), CPU_COUNT(&cores) / ranks);
   for (int peer = 0; peer < ranks; ++peer) EXPECT_TRUE(transport.same_node(peer));
   MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -102,6 +102,27 @@ TEST(WorkerPool, IdleWorkersSleepAndWakeThroughTheGivenBlocking) {
   EXPECT_NE(job.ran_on, std::this_thread::get_id());
 }
 
+// Where the rank's threads fit its cores, an idle worker spins before it
+// sleeps: a task pushed meanwhile runs with no sleep and no wake call.
+TEST(WorkerPool, ASpinningWorkerTakesATaskWithoutSleeping) {
+  SeamOnly seam;
+  comm::CountingBlocking blocking;
+  std::atomic<int> finished{0};
+  Job job;
+  {
+    WorkerPool<Job> pool(
+        1, [](Job* j) { j->ran_on = std::this_thread::get_id(); }, [&] { ++finished; },
+        [&](std::function<void()> body) { return seam.start_thread(std::move(body)); }, blocking,
+        60'000'000'000);
+    while (blocking.spins() < 1 && blocking.waits() < 1) std::this_thread::yield();
+    pool.push(&job);
+    while (finished.load() == 0) std::this_thread::yield();
+  }  // stop() ends the next spin
+  EXPECT_EQ(blocking.waits(), 0u);
+  EXPECT_EQ(blocking.wakes(), 0u);
+  EXPECT_NE(job.ran_on, std::this_thread::get_id());
+}
+
 // A helper (the engine's thread) that leaves tasks to waiting workers (while
 // data is on its way) takes one only when more are ready than workers wait
 // for: inside a task it would poll nothing.

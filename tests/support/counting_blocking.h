@@ -31,10 +31,16 @@ class CountingBlocking final : public Blocking {
     wakes_.fetch_add(1);
     system_blocking().wake_all(word);
   }
+  bool spin_until_changed(const std::atomic<uint32_t>& word, uint32_t seen, uint64_t ns) override {
+    spins_.fetch_add(1);
+    return system_blocking().spin_until_changed(word, seen, ns);
+  }
 
   // Calls of wait() and wait_for(), and of wake_one() and wake_all().
   uint64_t waits() const { return waits_.load(); }
   uint64_t wakes() const { return wakes_.load(); }
+  // Calls of spin_until_changed().
+  uint64_t spins() const { return spins_.load(); }
   // Waits that returned with the word changed: something signalled.
   uint64_t signalled_waits() const { return changed_.load(); }
   // Waits by one thread in particular (set before it may wait).
@@ -50,6 +56,7 @@ class CountingBlocking final : public Blocking {
   std::atomic<uint64_t> watched_waits_{0};
   std::atomic<uint64_t> waits_{0};
   std::atomic<uint64_t> wakes_{0};
+  std::atomic<uint64_t> spins_{0};
   std::atomic<uint64_t> changed_{0};
 };
 

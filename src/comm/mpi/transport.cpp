@@ -48,6 +48,7 @@ void MpiTransport::set_up_doorbells(MPI_Comm node) {
   MPI_Allreduce(MPI_IN_PLACE, &more_ranks_than_cores, 1, MPI_INT, MPI_MAX, node);
   oversubscribed_ = more_ranks_than_cores > 0;
   usable_cores_ = usable;
+  cores_per_rank_ = usable / node_size;
   // A slot per rank, each on its own cache line: a rank's sleeping and
   // waking does not disturb its neighbours' lines.
   constexpr MPI_Aint kSlot = 64;

@@ -68,6 +68,7 @@ class MpiTransport final : public Transport {
   WakeupWords* doorbell() override { return own_doorbell_; }
   void idle(IdleBackoff& backoff, Wakeup& wakeup, bool streaming) override;
   bool oversubscribed() const override { return oversubscribed_; }
+  int cores_per_rank() const override { return cores_per_rank_; }
   uint64_t bytes_arriving_from(int peer) const override {
     return arriving_[static_cast<size_t>(peer)].load(std::memory_order_relaxed);
   }
@@ -195,6 +196,7 @@ class MpiTransport final : public Transport {
   std::vector<const WakeupWords*> node_doorbells_;  // the other ranks' of this node
   bool oversubscribed_ = false;
   int usable_cores_ = 0;               // this rank's affinity mask (0: unknown)
+  int cores_per_rank_ = 0;             // usable_cores_ / ranks of the node
   bool can_probe_while_idle_ = false;  // MPI_THREAD_MULTIPLE
   // Broadcast groups: one communicator each (id = index + 1). The map is read
   // by the polling thread and written by the creating one.
