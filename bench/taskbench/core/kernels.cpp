@@ -16,9 +16,33 @@
 
 #ifdef TASKBENCH_HAVE_BLAS
 #include <cblas.h>
+
+// OpenBLAS's own: stops its thread pool (not in cblas.h; weak, so that a BLAS
+// without it links and the call is skipped).
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 #endif
 
 namespace taskbench {
+
+#ifdef TASKBENCH_HAVE_BLAS
+namespace {
+
+// OpenBLAS (pthreads) starts a thread per core when it loads, and each spins
+// (sched_yield) about 0.1 s waiting for work that never comes: on a 2-core
+// machine that takes a core from the first tens of milliseconds of every run,
+// often the timed pass of a short one (1 rank, 2 threads: METG spread 4-12
+// µs with it, 4-5 µs without). Tasks are the parallelism here, so BLAS runs
+// single-threaded in them: stop the pool before main() starts any thread.
+struct SingleThreadedBlas {
+  SingleThreadedBlas() {
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+  }
+};
+const SingleThreadedBlas single_threaded_blas;
+
+}  // namespace
+#endif
 
 bool blas_available() {
 #ifdef TASKBENCH_HAVE_BLAS
@@ -124,12 +148,7 @@ double kernel_memory_daxpy(int64_t iterations, int64_t samples, int64_t timestep
 
 double kernel_compute_dgemm(int64_t iterations, char* scratch, size_t scratch_bytes) {
 #ifdef TASKBENCH_HAVE_BLAS
-  // BLAS threads would fight the benchmark's own workers for the cores.
-  static const bool single_threaded = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)single_threaded;
+  // Single-threaded since start-up (SingleThreadedBlas above).
   int64_t n = 0;
   while ((n + 1) * (n + 1) <= static_cast<int64_t>(scratch_bytes) / 24) ++n;
   auto* a = reinterpret_cast<double*>(scratch);
