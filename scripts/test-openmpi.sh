@@ -5,7 +5,7 @@
 # both modes, the Task Bench vectors of mpi, taskgrid and taskgrid_spmd (and
 # starpu, built only here), PGAS with Cannon and Minimod, task-aware
 # communication, the OpenMP offload plugin, failure detection (lost, stopped
-# and failing ranks), the node doorbells, the
+# and failing ranks), the MPI transport (doorbells, arrival counts), the
 # start-up checks across ranks, restart after a killed rank, and the
 # side-by-side install. The unit tests
 # do not touch MPI and run in the MPICH build only. Extra arguments go to ctest.
@@ -16,7 +16,7 @@ scripts/build-openmpi.sh
 cd "${TASKGRID_OPENMPI_BUILD_DIR:-build-openmpi}"
 tests='^(runtime\.differential|taskbench\.(taskgrid|taskgrid_spmd|starpu)\.|taskbench_mpi\.mpi\.|'
 tests+='taskbench_starpu\.|runtime\.task_comm\.|pgas\.|install\.|examples\.first_program|offload\.|'
-tests+='taskbench\.omp_target\.|runtime\.restart\.(program|helper)\.|comm\.doorbells\.|'
+tests+='taskbench\.omp_target\.|runtime\.restart\.(program|helper)\.|comm\.mpi_transport\.|'
 tests+='runtime\.error\.(rank|last_rank|finalize_hangs|task_throws|task_segfaults|mpmd_|'
 tests+='settings_differ|foreign_launcher|run_))'
 ctest --output-on-failure -j 2 --timeout 300 -R "$tests" "$@"

@@ -306,6 +306,17 @@ void check_kernel_support(const BenchConfig& config) {
   }
 }
 
+void print_line(const std::string& line) {
+  const std::string text = line + "\n";
+  size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // stderr is gone: nothing left to tell
+    written += static_cast<size_t>(n);
+  }
+}
+
 bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, int& exit_status,
                         bool print, const std::vector<std::string_view>& own_flags) {
   try {
@@ -321,12 +332,12 @@ bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, 
     if (!config.json_path.empty()) check_writable("-json", config.json_path);
     if (print)
       for (const std::string& argument : config.ignored_arguments)
-        std::cerr << "warning: ignoring "
-                  << (looks_like_flag(argument.c_str()) ? "unknown flag" : "argument") << " \""
-                  << argument << "\"" << std::endl;
+        print_line(std::string("warning: ignoring ") +
+                   (looks_like_flag(argument.c_str()) ? "unknown flag" : "argument") + " \"" +
+                   argument + "\"");
     return true;
   } catch (const UsageError& error) {
-    if (print) std::cerr << "error: " << error.what() << std::endl;
+    if (print) print_line(std::string("error: ") + error.what());
     exit_status = 2;
     return false;
   }

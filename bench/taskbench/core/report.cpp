@@ -5,9 +5,10 @@
 #include <cstdarg>
 #include <cstdio>
 #include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <vector>
+
+#include "options.h"
 
 namespace taskbench {
 namespace {
@@ -218,7 +219,7 @@ void write_json_report(const BenchConfig& config, const RunInfo& info, const std
 int finish_run(const BenchConfig& config, const RunInfo& info) {
   const std::string problem = check_execution_counts(config, info.counts);
   if (!problem.empty()) {
-    std::cerr << "error: " << info.system << ": " << problem << std::endl;
+    print_line("error: " + info.system + ": " + problem);
     return 1;
   }
   std::fputs(report_text(config, info.elapsed_seconds).c_str(), stdout);
@@ -227,7 +228,7 @@ int finish_run(const BenchConfig& config, const RunInfo& info) {
     try {
       write_json_report(config, info, config.json_path);
     } catch (const std::exception& error) {
-      std::cerr << "error: " << error.what() << std::endl;
+      print_line(std::string("error: ") + error.what());
       return 1;
     }
   }
