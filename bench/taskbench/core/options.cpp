@@ -306,16 +306,7 @@ void check_kernel_support(const BenchConfig& config) {
   }
 }
 
-void print_line(const std::string& line) {
-  const std::string text = line + "\n";
-  size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(STDERR_FILENO, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // stderr is gone: nothing left to tell
-    written += static_cast<size_t>(n);
-  }
-}
+void print_line(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
 
 bool parse_command_line(int argc, const char* const* argv, BenchConfig& config, int& exit_status,
                         bool print, const std::vector<std::string_view>& own_flags) {

@@ -59,8 +59,9 @@ BenchConfig parse_options(int argc, const char* const* argv,
 // by the check is removed). Every rank may check the same path.
 void check_writable(const std::string& flag, const std::string& path);
 
-// Writes `line` and a newline to stderr in one write: under mpirun.openmpi
-// the launcher's own messages can land between the writes of a line.
+// Writes `line` and a newline to stderr in one call (one write, as every
+// fprintf to stderr in Task Bench): under mpirun.openmpi the launcher's own
+// messages can land between the writes of a line.
 void print_line(const std::string& line);
 
 // The common start of every system: parses argv, checks kernel support and

@@ -274,8 +274,7 @@ void MpiTransport::send_data(int dest, int tag, const void* data, size_t bytes, 
 void MpiTransport::receive_data(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) {
     const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes, source);
-    arriving(source, bytes);
-    arrived_when_done(op, source, bytes);
+    arriving_until_done(op, source, bytes);
     for_each_chunk(data, bytes, [&](char* at, int chunk) {
       MPI_Request request;
       check(MPI_Irecv(at, chunk, MPI_BYTE, source, tag, bulk_comm_, &request),
@@ -316,8 +315,7 @@ void MpiTransport::send_chunk(int dest, int tag, const void* data, size_t bytes,
 void MpiTransport::receive_chunk(int source, int tag, void* data, size_t bytes, uint64_t cookie) {
   if (bytes > max_chunk_) throw std::logic_error("taskgrid: a chunk larger than the chunk limit");
   const uint32_t op = new_operation(Operation::Kind::data, cookie, bytes, source);
-  arriving(source, bytes);
-  arrived_when_done(op, source, bytes);
+  arriving_until_done(op, source, bytes);
   MPI_Request request;
   check(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, source, tag, bulk_comm_, &request),
         "MPI_Irecv (chunk)");
@@ -430,7 +428,7 @@ bool MpiTransport::probe_arrivals() {
       } else {
         const uint32_t op = new_operation(Operation::Kind::data, it->second.cookie,
                                           static_cast<size_t>(count), status.MPI_SOURCE);
-        arrived_when_done(op, status.MPI_SOURCE, static_cast<size_t>(count));
+        arriving_until_done(op, status.MPI_SOURCE, static_cast<size_t>(count), true);
         check(MPI_Imrecv(it->second.data, count, MPI_BYTE, &message, &request), "MPI_Imrecv");
         add_request(request, op);
       }
@@ -451,8 +449,7 @@ bool MpiTransport::probe_arrivals() {
         new_operation(Operation::Kind::stash, 0, static_cast<size_t>(count), status.MPI_SOURCE);
     operations_[op].key = key;
     // Not asked for yet, but on its way: the sender's beats queue behind it too.
-    arriving(status.MPI_SOURCE, static_cast<size_t>(count));
-    arrived_when_done(op, status.MPI_SOURCE, static_cast<size_t>(count));
+    arriving_until_done(op, status.MPI_SOURCE, static_cast<size_t>(count));
     check(MPI_Imrecv(stash.bytes.data(), count, MPI_BYTE, &message, &request),
           "MPI_Imrecv (stash)");
     add_request(request, op);

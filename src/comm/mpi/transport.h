@@ -145,9 +145,10 @@ class MpiTransport final : public Transport {
     std::atomic<uint64_t>& count = arriving_[static_cast<size_t>(source)];
     count.store(count.load(std::memory_order_relaxed) - bytes, std::memory_order_relaxed);
   }
-  // `operation` receives `bytes` counted as arriving from `source`: they
-  // count as arrived when it completes.
-  void arrived_when_done(uint32_t operation, int source, size_t bytes) {
+  // `operation` receives `bytes` from `source`, counted as arriving until it
+  // completes (`counted`: they already are, since they were asked for).
+  void arriving_until_done(uint32_t operation, int source, size_t bytes, bool counted = false) {
+    if (!counted) arriving(source, bytes);
     operations_[operation].from = source;
     operations_[operation].arriving = bytes;
   }
