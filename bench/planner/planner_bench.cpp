@@ -98,9 +98,9 @@ void Balanced(benchmark::State& state) {
   submit_tasks(state, [owners](int64_t i) { return static_cast<int>(i % owners); });
 }
 
-// Balanced, with up to kDeepWindow of this rank's tasks in flight (the
-// default submission window is 4096): the planner's in-flight table then
-// holds thousands of tasks that are one in `ranks` of all task ids.
+// Balanced, with up to kDeepWindow of this rank's tasks in flight (a
+// submission window of 4096, the default before 512): the planner's in-flight
+// table then holds thousands of tasks that are one in `ranks` of all task ids.
 constexpr int64_t kDeepWindow = 4096;
 void BalancedDeepWindow(benchmark::State& state) {
   const int owners = static_cast<int>(std::min<int64_t>(state.range(0), 64));

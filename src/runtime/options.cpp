@@ -144,7 +144,7 @@ const Setting kSettings[] = {
            "a progress model", "program or engine");
      },
      nullptr, true},
-    {"TASKGRID_WINDOW", "4096", "tasks in flight per rank before submit waits (0: no limit)",
+    {"TASKGRID_WINDOW", "512", "tasks in flight per rank before submit waits (0: no limit)",
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.window = static_cast<uint64_t>(
            read_number(name, value, 0, kNoLimit, "must be a whole number of tasks (0: no limit)"));

@@ -41,7 +41,7 @@ struct RuntimeOptions {
   size_t broadcast_chunk = 0;             // TASKGRID_BCAST_CHUNK (0: from the cost model)
   int finalize_timeout_seconds = 30;      // TASKGRID_FINALIZE_TIMEOUT (0: no limit)
   uint64_t window =
-      4096;  // TASKGRID_WINDOW: tasks in flight per rank before submit waits (0: no limit)
+      512;  // TASKGRID_WINDOW: tasks in flight per rank before submit waits (0: no limit)
   // TASKGRID_WINDOW_BYTES: bytes the tasks in flight per rank may write
   // before submit waits (0: no limit).
   uint64_t window_bytes = uint64_t{1} << 30;

@@ -190,7 +190,7 @@ taskgrid_error_test(display_env 2 1 STATUS 0
   REGEX "TASKGRID_MODE += cluster +[(]default[)]"
   REGEX "TASKGRID_THREADS += 1 +[(]environment[)]"
   REGEX "TASKGRID_SCHEDULER += round_robin +[(]environment[)]"
-  REGEX "TASKGRID_WINDOW += 4096 +[(]default[)]"
+  REGEX "TASKGRID_WINDOW += 512 +[(]default[)]"
   REGEX "TASKGRID_PGAS_SEGMENT += 64M +[(]default[)]"
   REGEX "TASKGRID DISPLAY ENVIRONMENT END"
   REGEX "error-cases: succeeded"
