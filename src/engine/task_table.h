@@ -52,7 +52,8 @@ struct Task {
   uint32_t signature_bytes = 0;  // comm::wire::Task::signature_bytes (in padding here)
   exec::ChannelTask* channel_task = nullptr;  // task-aware communication state
   uint64_t duration_ns = 0;
-  bool in_place = false;  // built by InPlaceTasks, which takes it back
+  bool in_place = false;          // built by InPlaceTasks, which takes it back
+  Task* next_finished = nullptr;  // exec::WorkerPool's stack of finished tasks
 };
 
 // The context a task's body sees, on these buffers.

@@ -19,6 +19,7 @@ namespace {
 struct Job {
   int priority = 0;  // exec::ReadyQueue's order
   std::thread::id ran_on;
+  Job* next_finished = nullptr;  // the pool's stack of finished jobs
 };
 
 // A transport whose only real members are the seam's defaults: start_thread
@@ -159,6 +160,77 @@ TEST(WorkerPool, AHelperTakesATaskOnlyWhenNoWaitingWorkerWillTakeIt) {
     while (finished.load() < 3) std::this_thread::yield();
   }
   EXPECT_NE(jobs[0].ran_on, std::this_thread::get_id());
+}
+
+// The lock-free ring and the locked queue beside it give the order the
+// locked queue alone gives (exec::ReadyQueue): positive priorities first,
+// then plain tasks FIFO, those that overflowed the ring included, then the
+// negative ones. No workers: the helper's try_pop() takes them all.
+TEST(WorkerPool, PopsInTheReadyQueuesOrderWhenTheRingOverflows) {
+  SeamOnly seam;
+  constexpr int kJobs = 5000;  // several times the ring
+  std::vector<Job> jobs(kJobs);
+  ReadyQueue<Job> reference;
+  WorkerPool<Job> pool(
+      0, [](Job*) {}, [] {},
+      [&](std::function<void()> body) { return seam.start_thread(std::move(body)); });
+  uint32_t random = 12345;
+  auto next = [&random] { return random = random * 1664525u + 1013904223u; };
+  size_t pushed = 0;
+  std::vector<Job*> expected;
+  std::vector<Job*> got;
+  while (pushed < jobs.size() || !reference.empty()) {
+    // Bursts of pushes, a few with a priority, then some pops.
+    for (uint32_t n = next() % 1500; n > 0 && pushed < jobs.size(); --n, ++pushed) {
+      Job& job = jobs[pushed];
+      const uint32_t draw = next() % 20;
+      job.priority = draw == 0 ? 1 + static_cast<int>(next() % 3) : draw == 1 ? -1 : 0;
+      reference.push(&job);
+      pool.push(&job);
+    }
+    for (uint32_t n = next() % 1200; n > 0 && !reference.empty(); --n) {
+      expected.push_back(reference.pop());
+      got.push_back(pool.try_pop());
+    }
+  }
+  EXPECT_EQ(pool.try_pop(), nullptr);
+  ASSERT_EQ(got.size(), jobs.size());
+  EXPECT_EQ(got, expected);
+}
+
+// Many more tasks than the ring holds, of every priority, pushed while the
+// workers run them and a helper takes some: each runs once and comes back
+// finished once.
+TEST(WorkerPool, EveryTaskRunsOnceAndComesBackOnceUnderLoad) {
+  SeamOnly seam;
+  constexpr int kJobs = 20000;
+  std::vector<Job> jobs(kJobs);
+  std::vector<std::atomic<int>> runs(kJobs);
+  std::vector<Job*> done;
+  {
+    WorkerPool<Job> pool(
+        3, [&](Job* job) { runs[static_cast<size_t>(job - jobs.data())].fetch_add(1); }, [] {},
+        [&](std::function<void()> body) { return seam.start_thread(std::move(body)); },
+        comm::system_blocking(), 20'000);
+    for (int i = 0; i < kJobs; ++i) {
+      jobs[static_cast<size_t>(i)].priority = i % 13 == 0 ? 2 : i % 17 == 0 ? -1 : 0;
+      pool.push(&jobs[static_cast<size_t>(i)]);
+      if (i % 7 == 0)
+        if (Job* job = pool.try_pop()) {
+          runs[static_cast<size_t>(job - jobs.data())].fetch_add(1);
+          done.push_back(job);
+        }
+      if (i % 100 == 0) pool.take_finished(done);
+    }
+    while (done.size() < jobs.size()) {
+      pool.take_finished(done);
+      std::this_thread::yield();
+    }
+  }
+  for (const auto& count : runs) ASSERT_EQ(count.load(), 1);
+  std::vector<int> seen(kJobs);
+  for (Job* job : done) seen[static_cast<size_t>(job - jobs.data())] += 1;
+  for (int count : seen) ASSERT_EQ(count, 1);
 }
 
 TEST(TransportSeam, DefaultSleepWaitsAtLeastAsLongAsAsked) {
