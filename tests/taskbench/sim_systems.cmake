@@ -82,3 +82,15 @@ add_test(NAME sim.taskbench.foreign_submission_charge
 set_tests_properties(sim.taskbench.foreign_submission_charge PROPERTIES
   LABELS "sim;taskbench" TIMEOUT 150
   PASS_REGULAR_EXPRESSION "spmd charged for other ranks' tasks, cluster not")
+
+# The MPI library's work per message (message_overhead) is charged to the MPI
+# baseline on SMPI, sends and receives, as to TaskGrid on S4U
+# (check_sim_message_charge.py: the same run with it at 1 ns and at 10 us).
+if(TARGET taskbench-mpi-smpi)
+  add_test(NAME sim.taskbench.message_charge
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_sim_message_charge.py
+                   ${_sim} ${PROJECT_SOURCE_DIR}/bench/sim/platforms/thismachine.platform)
+  set_tests_properties(sim.taskbench.message_charge PROPERTIES
+    LABELS "sim;taskbench" TIMEOUT 150
+    PASS_REGULAR_EXPRESSION "every system charged for its messages")
+endif()

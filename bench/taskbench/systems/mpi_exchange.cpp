@@ -9,9 +9,31 @@
 
 #include "mpi_abort.h"
 
+#ifdef TASKBENCH_SMPI
+#include <smpi/smpi.h>
+
+#include <cstdlib>
+#endif
+
 namespace taskbench::mpi {
 
 namespace {
+
+#ifdef TASKBENCH_SMPI
+// On SMPI (bench/sim/): the MPI library's own work per received message, in
+// seconds (the platform's message_overhead, which taskgrid-sim passes as
+// TASKBENCH_SMPI_RECEIVE_SECONDS). SMPI charges its receive overhead
+// (smpi/or) only for messages sent detached, and the simulator sends none
+// detached (smpi/send-is-detached-thresh:0, for speed at a thousand ranks),
+// so the baseline charges it here, as the S4U backend charges TaskGrid's.
+double smpi_receive_seconds() {
+  static const double seconds = [] {
+    const char* text = std::getenv("TASKBENCH_SMPI_RECEIVE_SECONDS");
+    return text ? std::strtod(text, nullptr) : 0.0;
+  }();
+  return seconds;
+}
+#endif
 
 size_t round_up(size_t value, size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -337,6 +359,10 @@ void GraphExchange::wait_receives(int64_t consumer_timestep) {
   if (receive_count_[parity] == 0) return;
   TASKBENCH_MPI_CHECK(
       MPI_Waitall(receive_count_[parity], receive_requests_[parity].data(), MPI_STATUSES_IGNORE));
+#ifdef TASKBENCH_SMPI
+  if (smpi_receive_seconds() > 0)
+    smpi_execute_benched(receive_count_[parity] * smpi_receive_seconds());
+#endif
   receive_count_[parity] = 0;
 }
 
