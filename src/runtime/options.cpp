@@ -397,6 +397,13 @@ RuntimeOptions read_options_from_environment() {
   return options;
 }
 
+std::vector<std::pair<std::string, std::string>> displayed_defaults() {
+  std::vector<std::pair<std::string, std::string>> defaults;
+  for (const Setting& setting : kSettings)
+    if (setting.parse) defaults.emplace_back(setting.name, setting.fallback);
+  return defaults;
+}
+
 std::string job_wide_settings(const RuntimeOptions& options) {
   std::string out;
   for (const Setting& setting : kSettings) {

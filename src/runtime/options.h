@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coll/broadcast.h"
@@ -62,7 +63,14 @@ struct RuntimeOptions {
   uint64_t checkpoint_every = 0;  // TASKGRID_CHECKPOINT_EVERY (0: default 1000 when checkpointing)
   int checkpoint_keep = 1;        // TASKGRID_CHECKPOINT_KEEP
   std::string restart_dir;        // TASKGRID_RESTART ("": a fresh start)
+
+  bool operator==(const RuntimeOptions&) const = default;
 };
+
+// Each setting read_options_from_environment() reads, with the default that
+// TASKGRID_DISPLAY_ENV shows for it, in the table's order. The defaults in
+// effect are RuntimeOptions' initialisers: a test holds the two together.
+std::vector<std::pair<std::string, std::string>> displayed_defaults();
 
 // Throws taskgrid::Error naming the variable and the accepted values.
 RuntimeOptions read_options_from_environment();
