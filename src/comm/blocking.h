@@ -84,6 +84,18 @@ class SleepWord {
   bool spin(uint32_t seen, uint64_t ns) {
     return blocking_->spin_until_changed(words_->sequence, seen, ns);
   }
+  // A wait on `seen`, the sequence read before the caller's last look at
+  // what it waits for: spins up to `spin_ns` unregistered (0: not at all),
+  // then sleeps unless the sequence moved meanwhile. Returns once it moved,
+  // or spuriously; the caller looks again.
+  void wait_from(uint32_t seen, uint64_t spin_ns) {
+    if (spin_ns > 0 && spin(seen, spin_ns)) return;
+    if (begin_wait() == seen) {
+      sleep(seen);
+    } else {
+      cancel();
+    }
+  }
   void notify_one() { notify_one(*blocking_, *words_); }
   void notify_all() {
     words_->sequence.fetch_add(1);
@@ -122,13 +134,7 @@ class Condition {
       if (spin_ns > 0) {
         const uint32_t seen = word_.sequence();
         lock.unlock();
-        if (!word_.spin(seen, spin_ns)) {
-          if (word_.begin_wait() == seen) {
-            word_.sleep(seen);
-          } else {
-            word_.cancel();
-          }
-        }
+        word_.wait_from(seen, spin_ns);
         lock.lock();
         continue;
       }

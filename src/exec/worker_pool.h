@@ -142,12 +142,7 @@ class WorkerPool {
     for (;;) {
       const uint32_t seen = ready_signal_.sequence();
       if ((task = pop()) || stopping_.load()) break;
-      if (spin_ns_ > 0 && ready_signal_.spin(seen, spin_ns_)) continue;
-      if (ready_signal_.begin_wait() == seen) {
-        ready_signal_.sleep(seen);
-      } else {
-        ready_signal_.cancel();
-      }
+      ready_signal_.wait_from(seen, spin_ns_);
     }
     waiting_.fetch_sub(1);
     return task;
