@@ -54,11 +54,13 @@ PROGRAMS = [
     Program("taskgrid-pgas-device-check", "bin/taskgrid-pgas-device-check", ("nccl",),
             optional=True),
     Program("taskbench-mpi_omp", "bin/taskbench-mpi_omp", ("gpu_peak", "gpu_metg", "offload")),
-    Program("taskbench-taskgrid", "bin/taskbench-taskgrid", ("gpu_peak", "gpu_metg", "scaling")),
+    Program("taskbench-taskgrid", "bin/taskbench-taskgrid",
+            ("gpu_peak", "gpu_metg", "scaling", "engine")),
     Program("taskbench-taskgrid_spmd", "bin/taskbench-taskgrid_spmd",
-            ("gpu_peak", "gpu_metg", "scaling")),
-    Program("taskbench-mpi", "bin/taskbench-mpi", ("scaling",)),
-    Program("taskbench-peak", "bin/taskbench-peak", ("scaling", "offload")),
+            ("gpu_peak", "gpu_metg", "scaling", "engine")),
+    Program("taskbench-mpi", "bin/taskbench-mpi", ("scaling", "engine")),
+    Program("taskgrid-hop-bench", "bin/taskgrid-hop-bench", ("engine",)),
+    Program("taskbench-peak", "bin/taskbench-peak", ("scaling", "engine", "offload")),
     Program("taskbench-omp_target", "bin/taskbench-omp_target", ("offload",), optional=True),
     Program("taskgrid-omptarget", "lib/libomptarget.rtl.ppc64.so", ("offload",), optional=True),
     Program("taskgrid-transfer-bench", "bin/taskgrid-transfer-bench", ("transfers",)),
@@ -79,7 +81,7 @@ UCX_MODULES = ("libuct_cma.so.0",)
 UCX_MODULE_DIR = Path("/usr/lib/x86_64-linux-gnu/ucx")
 
 # The steps in order of value; the lowest-value one goes first when the kit is too large.
-STEPS_BY_VALUE = ("conformance", "nccl", "gpu_peak", "gpu_metg", "scaling", "offload",
+STEPS_BY_VALUE = ("conformance", "nccl", "gpu_peak", "gpu_metg", "scaling", "engine", "offload",
                   "transfers", "pgas")
 
 
@@ -335,7 +337,7 @@ def pack(args: argparse.Namespace) -> int:
         if args.compress != "xz" or size <= limit:
             break
         dropped = next((s for s in reversed(STEPS_BY_VALUE) if s in steps and s not in
-                        ("conformance", "gpu_peak", "gpu_metg", "scaling")), None)
+                        ("conformance", "gpu_peak", "gpu_metg", "scaling", "engine")), None)
         if dropped is None:
             log(f"error: the kit is {human(size)}, over {human(limit)}, with nothing left to drop")
             return 1

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Callable
 
 KIT = Path(__file__).resolve().parent
-STEP_NAMES = ("conformance", "nccl", "gpu_peak", "gpu_metg", "scaling", "offload", "transfers",
-              "pgas")
+STEP_NAMES = ("conformance", "nccl", "gpu_peak", "gpu_metg", "scaling", "engine", "offload",
+              "transfers", "pgas")
 
 
 class Skip(Exception):
@@ -91,16 +91,19 @@ class Runner:
         return self.deadline - time.monotonic()
 
     def run(self, command: list[str], timeout: float, extra_env: dict | None = None,
-            name: str = "") -> tuple[int, str, bool]:
-        """(status, output, timed_out); the output also goes to logs/."""
+            name: str = "", cpus: list[int] | None = None) -> tuple[int, str, bool]:
+        """(status, output, timed_out); the output also goes to logs/. cpus: the command and
+        everything it starts run on these CPUs alone (the affinity mask is inherited)."""
         self.command_count += 1
         env = dict(self.env)
         env.update(extra_env or {})
         timeout = max(1.0, min(timeout, self.left()))
         label = f"{self.command_count:03d}-{name or Path(command[0]).name}"
         started = time.monotonic()
+        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   env=env, text=True, errors="replace", start_new_session=True)
+                                   env=env, text=True, errors="replace", start_new_session=True,
+                                   preexec_fn=pin)
         timed_out = False
         try:
             output, _ = process.communicate(timeout=timeout)
@@ -109,15 +112,17 @@ class Runner:
             os.killpg(process.pid, signal.SIGKILL)
             output, _ = process.communicate()
         took = time.monotonic() - started
-        header = (f"$ {' '.join(command)}\n# env: {extra_env or {}}\n# status {process.returncode}"
+        header = (f"$ {' '.join(command)}\n# env: {extra_env or {}}"
+                  f"{f', cpus {cpus}' if cpus else ''}\n# status {process.returncode}"
                   f"{' (stopped at its time limit)' if timed_out else ''}, {took:.1f} s\n")
         (self.logs / f"{label}.log").write_text(header + output)
         return process.returncode, output, timed_out
 
     def mpi(self, ranks: int, program: str, arguments: list[str], timeout: float,
-            extra_env: dict | None = None, name: str = "") -> tuple[int, str, bool]:
+            extra_env: dict | None = None, name: str = "",
+            cpus: list[int] | None = None) -> tuple[int, str, bool]:
         command = self.mpiexec + ["-n", str(ranks), str(KIT / "bin" / program), *arguments]
-        return self.run(command, timeout, extra_env, name or f"{program}-np{ranks}")
+        return self.run(command, timeout, extra_env, name or f"{program}-np{ranks}", cpus)
 
     def have(self, program: str) -> bool:
         return (KIT / "bin" / program).exists() or (KIT / "lib" / program).exists()
@@ -285,13 +290,14 @@ class Runner:
                 out.figures[f"{system}_fraction_of_peak"] = best / peak
 
     def metg(self, name: str, systems: str, cores: int, graph: list[str], extra: list[str],
-             timeout: float, env: dict | None = None) -> dict:
+             timeout: float, env: dict | None = None, cpus: list[int] | None = None) -> dict:
         """One METG sweep; its metg.json as a dict (raises Failed when it did not finish)."""
         out_dir = self.work / "metg" / name
         command = [sys.executable, "-m", "taskgrid_metg", "--systems", systems, "--cores",
                    str(cores), "--build-dir", str(KIT), "--mpiexec", " ".join(self.mpiexec),
                    "--out-dir", str(out_dir), "--run-timeout", "60", *extra, "--", *graph]
-        status, output, timed_out = self.run(command, timeout, env, name=f"metg-{name}")
+        status, output, timed_out = self.run(command, timeout, env, name=f"metg-{name}",
+                                             cpus=cpus)
         document = out_dir / "metg.json"
         if timed_out:
             raise Stopped(f"METG sweep '{name}' did not finish within {timeout:.0f} s")
@@ -378,6 +384,95 @@ class Runner:
         if ended:
             raise ended  # the figures of the sizes that ran stay
 
+    def two_cores(self) -> list[int]:
+        """Two CPUs of this process on different physical cores where sysfs tells the
+        hardware threads of a core apart: "2 cores" means two cores, as on the 2-core VM."""
+        allowed = sorted(os.sched_getaffinity(0))
+        chosen: list[int] = []
+        cores_seen: set[str] = set()
+        for cpu in allowed:
+            siblings = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+            try:
+                core = siblings.read_text().strip()
+            except OSError:
+                core = str(cpu)
+            if core not in cores_seen:
+                cores_seen.add(core)
+                chosen.append(cpu)
+            if len(chosen) == 2:
+                return chosen
+        raise Skip(f"fewer than two cores to pin to (CPUs {allowed})")
+
+    def hop(self, mode: str, cpus: list[int], timeout: float) -> dict:
+        """taskgrid-hop-bench in one mode: {bytes: {taskgrid_us, mpi_us, ratio, goal_us}}."""
+        hops, rounds = ("200", "3") if self.emulated else ("1000", "5")
+        status, output, timed_out = self.mpi(
+            2, "taskgrid-hop-bench",
+            ["--mode", mode, "--bytes", "8,1024,65536", "--hops", hops, "--rounds", rounds],
+            timeout, name=f"hop-{mode}", cpus=cpus)
+        if timed_out:
+            raise Stopped(f"the hop benchmark ({mode}) did not finish within {timeout:.0f} s")
+        if status != 0:
+            raise Failed(f"hop benchmark ({mode}): {tail(output)}")
+        rows: dict[int, dict] = {}
+        for line in output.splitlines():
+            fields = line.split()
+            if len(fields) >= 4 and fields[0].isdigit():
+                hop_us, mpi_us = float(fields[1]), float(fields[2])
+                rows[int(fields[0])] = {"taskgrid_us": hop_us, "mpi_us": mpi_us,
+                                        "ratio": hop_us / mpi_us if mpi_us else None,
+                                        "goal_us": 1.5 * mpi_us + 0.3}
+        if not rows:
+            raise Failed(f"hop benchmark ({mode}) printed no figures: {tail(output)}")
+        return rows
+
+    def step_engine(self, out: Outcome, budget: float) -> None:
+        """Issue #31's figures on two cores of this node (pinned): a hop of the cross-rank
+        critical path against MPI, METG at 2 ranks (one and eight tasks per core, repeated),
+        and at 3 and 4 ranks on the same two cores (oversubscribed)."""
+        self.mpi_ready()
+        cpus = self.two_cores()
+        out.figures["cpus"] = cpus
+        started = time.monotonic()
+        hops = out.figures["hop"] = {}
+        for mode in ("spmd", "cluster"):
+            hops[mode] = self.hop(mode, cpus, budget * 0.1)
+        # (label, systems, ranks, width, (steps, min and max -iter exponent, reps)): 2 ranks
+        # at one task per core three times (#31 asks for the median of 3), at eight tasks per
+        # core once, then 3 and 4 ranks on the same two cores. mpi is left out of those: its
+        # ranks busy-poll, a step takes milliseconds there, and #31 does not gate it.
+        both, taskgrid = "mpi,taskgrid_spmd,taskgrid", "taskgrid_spmd,taskgrid"
+        if self.emulated:
+            small = (50, 4, 11, 1)
+            plan = [("2r-w2-run1", both, 2, 2, small), ("2r-w16", both, 2, 16, small),
+                    ("3r-w3", taskgrid, 3, 3, small), ("4r-w4", taskgrid, 4, 4, small)]
+        else:
+            plan = [(f"2r-w2-run{i}", both, 2, 2, (300, 6, 15, 2)) for i in (1, 2, 3)]
+            plan += [("2r-w16", both, 2, 16, (100, 4, 13, 2)),
+                     ("3r-w3", taskgrid, 3, 3, (100, 6, 16, 1)),
+                     ("4r-w4", taskgrid, 4, 4, (100, 6, 16, 1))]
+        table = out.figures["metg_us"] = {}
+        try:
+            for index, (label, systems, ranks, width, graph) in enumerate(plan):
+                left = budget - (time.monotonic() - started)
+                share = min(self.left(), left / (len(plan) - index))
+                if share < 10:
+                    raise Stopped(f"out of time before {label}")
+                steps, low, high, reps = graph
+                overrides = [] if ranks == 2 else [
+                    a for s in systems.split(",") for a in ("--ranks", f"{s}={ranks}")]
+                document = self.metg(
+                    f"engine-{label}", systems, 2,
+                    ["-type", "stencil_1d", "-steps", str(steps), "-width", str(width),
+                     "-kernel", "compute_bound"],
+                    [*overrides, "--min-exp", str(low), "--max-exp", str(high), "--reps",
+                     str(reps)], share, cpus=cpus)
+                table[label] = metg_values(document)
+                for system, why in metg_reasons(document).items():
+                    out.figures.setdefault("why_na", {})[f"{system} at {label}"] = why
+        finally:  # the summary of what ran, also when the time ran out
+            out.figures["summary"] = engine_summary(table)
+
     def step_offload(self, out: Outcome, budget: float) -> None:
         self.mpi_ready()
         if not self.have("taskbench-omp_target"):
@@ -427,12 +522,13 @@ class Runner:
 
     # -------------------------------------------------------------- driver --
     def execute(self, steps: list[str]) -> None:
-        # Seconds per step on the GPU node (16 cores): 330 in all, so that the run, the
-        # machine's start and a rerun of what did not finish fit its 15 minutes. A step of
+        # Seconds per step on the GPU node (16 cores): 510 in all, so that the run, the
+        # machine's start and the transfers fit its 15 minutes (a rerun of what did not
+        # finish takes --steps and a smaller --budget). A step of
         # sweeps gives each size an equal share, and a share under 15 s is not started:
         # offload's four sizes need 60 s at least (on an H200 gpu_metg took 29 s).
         budgets = {"conformance": 50, "nccl": 15, "gpu_peak": 20, "gpu_metg": 50, "scaling": 95,
-                   "offload": 70, "transfers": 20, "pgas": 10}
+                   "engine": 180, "offload": 70, "transfers": 20, "pgas": 10}
         functions: dict[str, Callable[[Outcome, float], None]] = {
             name: getattr(self, f"step_{name}") for name in STEP_NAMES}
         for name in steps:
@@ -521,6 +617,32 @@ def find_nccl() -> str | None:
 
 
 # ----------------------------------------------------------------- parsing --
+def engine_summary(table: dict[str, dict[str, float | None]]) -> dict:
+    """Per system: the median and spread of the 2-rank runs at one task per core, the other
+    figures, and the ratios #31 sets goals on (to mpi at 2 ranks; 3 and 4 ranks over the
+    system's own 2-rank median, goal at most 1.5)."""
+    summary: dict[str, dict] = {}
+    runs = [values for label, values in table.items() if label.startswith("2r-w2-")]
+    for system in sorted({s for values in table.values() for s in values}):
+        values = sorted(v for v in (run.get(system) for run in runs) if v)
+        median = values[len(values) // 2] if values else None
+        row = summary[system] = {"2r_w2_median_us": median, "2r_w2_spread_us": values}
+        for label in ("2r-w16", "3r-w3", "4r-w4"):
+            value = table.get(label, {}).get(system)
+            if label in table:
+                row[f"{label}_us"] = value
+            if label != "2r-w16" and value and median:
+                row[f"{label}_over_own_2r"] = value / median
+    base = summary.get("mpi", {})
+    for system in ("taskgrid_spmd", "taskgrid"):
+        row = summary.get(system)
+        if not row:
+            continue
+        row["2r_w2_over_mpi"] = ratio(row.get("2r_w2_median_us"), base.get("2r_w2_median_us"))
+        row["2r_w16_over_mpi"] = ratio(row.get("2r-w16_us"), base.get("2r-w16_us"))
+    return summary
+
+
 def check(out: Outcome, name: str, ok: bool, detail: str) -> None:
     out.checks.append({"name": name, "ok": bool(ok), "detail": detail})
 
@@ -632,6 +754,25 @@ def markdown(runner: Runner) -> str:
             else:
                 for cores, ratio in (f.get("omp_target_over_mpi_omp") or {}).items():
                     lines.append(f"- {cores} cores: omp_target / mpi_omp {fmt(ratio)}")
+        elif name == "engine":
+            lines.append(f"- pinned to CPUs {f.get('cpus')} (two cores)")
+            for mode, rows in (f.get("hop") or {}).items():
+                for size, row in rows.items():
+                    lines.append(
+                        f"- hop, {mode}, {size} B: {fmt(row['taskgrid_us'], ' us')} against MPI's "
+                        f"one-way {fmt(row['mpi_us'], ' us')} ({fmt(row['ratio'])}x; goal "
+                        f"{fmt(row['goal_us'], ' us')})")
+            labels = list(f.get("metg_us", {}))
+            lines += ["", "| system | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
+            systems = sorted({s for values in f.get("metg_us", {}).values() for s in values})
+            for system in systems:
+                lines.append(f"| {system} | " + " | ".join(
+                    fmt(f["metg_us"][label].get(system), " us") for label in labels) + " |")
+            lines.append("")
+            for system, row in (f.get("summary") or {}).items():
+                lines.append(f"- {system}: " + ", ".join(
+                    f"{key} " + ("/".join(fmt(v) for v in value) if isinstance(value, list)
+                                 else fmt(value)) for key, value in row.items()))
         elif name == "transfers":
             lines += [f"    {line}" for line in f.get("summary", [])]
         elif name == "nccl":
@@ -769,7 +910,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="report folder (default: $OUT if set, else device-kit-report/)")
     parser.add_argument("--budget", type=float, default=None,
-                        help="seconds for the whole run (default 330 on a GPU, 600 emulated)")
+                        help="seconds for the whole run (default 510 on a GPU, 600 emulated)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply each step's time budget (default 1)")
     parser.add_argument("--replot", type=Path, metavar="REPORT_DIR",
@@ -787,7 +928,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown steps {unknown}; the steps are {', '.join(STEP_NAMES)}")
     steps = [s for s in STEP_NAMES if s in steps]
     if args.budget is None:
-        args.budget = 600.0 if args.emulated else 330.0
+        args.budget = 600.0 if args.emulated else 510.0
     out_dir = args.out or Path(os.environ.get("OUT") or "device-kit-report")
     runner = Runner(args)
     log(f"preflight ({'emulated devices' if args.emulated else 'CUDA'}; kit {KIT})")
