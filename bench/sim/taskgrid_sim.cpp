@@ -148,7 +148,6 @@ class Job final : public runtime::SimulatedJob, public tg::JobCalls {
     mine().broadcast(0, &value, sizeof value);
     return value;
   }
-  int ranks_on_node() override { return 1; }
 
   void set_status(int rank, int status) { statuses_[static_cast<size_t>(rank)] = status; }
   // The job's exit status: the largest rank's (-1: a rank never finished).

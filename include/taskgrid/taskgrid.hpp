@@ -316,6 +316,10 @@ int finish(int exit_status = 0);
 
 int rank();
 int num_ranks();
+// The threads that run this rank's tasks: TASKGRID_THREADS, or by default the
+// cores this rank may run on (its affinity mask) divided among the node's
+// ranks that may run on them too.
+int threads_per_rank();
 bool is_running();
 // The mode in effect (throws taskgrid::Error before start()).
 Mode mode();

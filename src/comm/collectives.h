@@ -33,6 +33,11 @@ class Collectives {
   virtual int size() const = 0;
   // How many ranks share this rank's node (at least 1). Not collective.
   virtual int ranks_on_node() const = 0;
+  // How many ranks of this node may run on this rank's cores, itself included
+  // (at least 1): all of the node's where the launcher binds nothing, 1 where
+  // it binds each rank to cores of its own (srun --cpu-bind, Open MPI's
+  // binding). The default thread count divides this rank's cores by it.
+  virtual int ranks_sharing_cores() const { return ranks_on_node(); }
 
   // In place: values[i] becomes the largest values[i] of all ranks. `count`
   // must be the same on every rank.

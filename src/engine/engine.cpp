@@ -65,6 +65,7 @@ Engine::Engine(comm::Transport& transport, int threads, int head_rank,
           const uint64_t start = transport_.now_ns();
           execute(task);
           worker_task_ns = transport_.now_ns() - start;
+          note_task_length(worker_task_ns);
         },
         [this] { worker_finished(); },
         [this](std::function<void()> body) { return transport_.start_thread(std::move(body)); },
@@ -247,11 +248,22 @@ void Engine::make_ready(Task* task) {
   }
   if (!devices_ && (task->device >= 0 || !task->function->function)) [[unlikely]]
     refuse_without_device(*task);
-  if (workers_) {
-    workers_->push(task);
-  } else {
+  // With workers, one short task at a time stays with this thread, which
+  // runs it in its next pass (run_ready_tasks): a chain of short tasks, the
+  // cross-rank critical path among them, then never changes threads. The
+  // others go to the workers, so a wide step still runs in parallel.
+  if (!workers_ || (keep_short_tasks_ && task->priority == 0 && !tasks_.has_ready() &&
+                    tasks_short_.load(std::memory_order_relaxed))) {
     tasks_.push_ready(task);
+  } else {
+    workers_->push(task);
   }
+}
+
+void Engine::note_task_length(uint64_t ns) {
+  const bool short_task = ns < kKeepShortTaskNs;
+  if (tasks_short_.load(std::memory_order_relaxed) != short_task)
+    tasks_short_.store(short_task, std::memory_order_relaxed);
 }
 
 void Engine::refuse_without_device(const Task& task) {
@@ -496,10 +508,19 @@ bool Engine::run_ready_tasks() {
   // it: this thread, inside a task, would take no data in meanwhile.
   const bool awaiting_data = workers_ && transport_.pending() > 0;
   for (int ran = 0; ran < kTasksPerPass; ++ran) {
-    Task* task = workers_ ? workers_->try_pop(awaiting_data) : tasks_.pop_ready();
+    // A task kept here (make_ready) first: it is short, and it is this
+    // thread's to run.
+    Task* task = tasks_.pop_ready();
+    const bool kept = workers_ && task;
+    if (!task && workers_) task = workers_->try_pop(awaiting_data);
     if (!task) return ran > 0;
     if (ran == 1 && !timed) started_ns = transport_.now_ns();
-    if (workers_) {
+    if (kept) {
+      // Measured, so that tasks grown long go back to the workers.
+      const uint64_t start = transport_.now_ns();
+      execute(task);
+      note_task_length(transport_.now_ns() - start);
+    } else if (workers_) {
       execute_released(task);
     } else {
       execute(task);
@@ -550,6 +571,7 @@ void Engine::worker_finished() {
 }
 
 bool Engine::progress(bool run_tasks) {
+  keep_short_tasks_ = run_tasks;  // a pass that runs no tasks keeps none (make_ready)
   bool active = drain_posted();
   active |= receive_control();
   active |= collect_finished();

@@ -62,6 +62,12 @@ class Engine final : public core::CommandSink, private VersionEvents {
   // the kernel before it runs the next ready task, a spinning one sees it at
   // once ("Threads" in docs/architecture.md has the figures).
   static constexpr uint64_t kWorkerSpinNs = 20'000;
+  // Tasks shorter than this cost less run by the engine thread that readied
+  // them than handed to a worker: the hand-off (the ring, a worker's wake-up,
+  // the finished stack and the engine noticing it) took 2 µs on the
+  // cross-rank critical path at 8 threads per rank ("Threads" in
+  // docs/architecture.md).
+  static constexpr uint64_t kKeepShortTaskNs = 2'000;
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -134,6 +140,8 @@ class Engine final : public core::CommandSink, private VersionEvents {
   // its cores' speed when the engine thread kept the lock through its task.
   void execute_released(Task* task);
   void worker_finished();
+  // Records whether a task just measured was short (tasks_short_).
+  void note_task_length(uint64_t ns);
   bool quiescent();
   // Nothing running, ready, in transfer or posted: quiescent but for
   // completions not yet sent.
@@ -231,6 +239,12 @@ class Engine final : public core::CommandSink, private VersionEvents {
   comm::FutexLock drive_mutex_;
   std::atomic<int> helpers_{0};
   std::atomic<int> drivers_in_tasks_{0};  // inside execute_released()
+  // Whether the last task measured (by a worker, or by the engine thread for
+  // one it kept) ran under kKeepShortTaskNs: written only when it changes, so
+  // that workers running the same kind of task do not pass its line around.
+  std::atomic<bool> tasks_short_{false};
+  // Under the drive lock: whether this pass runs tasks, so may keep one.
+  bool keep_short_tasks_ = false;
   // When a program thread last drove or helped: the engine thread stays
   // asleep for kProgramGraceNs after it, as the program is likely back soon.
   // kProgramNeverSeen until then (a simulated clock starts at 0: without it,

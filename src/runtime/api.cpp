@@ -59,6 +59,7 @@ namespace runtime {
 
 struct Runtime {
   RuntimeOptions options;
+  int threads = 1;  // this rank's task threads (options.threads, or the default)
   // The transport and the bookkeeping collectives: the MPI backend's, or a
   // simulated job's (then `backend` is null).
   comm::Transport* transport = nullptr;
@@ -418,8 +419,9 @@ plan::PlannerConfig planner_config(const runtime::RuntimeOptions& options,
   config.ranks = transport.size();
   config.max_tag = transport.max_tag();
   config.scheduler = options.scheduler;
-  config.threads_per_rank =
-      options.threads > 0 ? options.threads : runtime::default_threads(collectives.ranks_on_node());
+  config.threads_per_rank = options.threads > 0
+                                ? options.threads
+                                : runtime::default_threads(collectives.ranks_sharing_cores());
   if (config.ranks > 1) {
     // The cost model's network figures, the same on every rank (spmd
     // planners must all choose the same broadcast plans).
@@ -599,6 +601,7 @@ bool start_simulated_rank(Mode mode) {
   check_settings_agree(*rt->collectives, rt->options);
   const bool spmd = rt->options.mode == Mode::spmd;
   plan::PlannerConfig config = planner_config(rt->options, transport, *rt->collectives, {});
+  rt->threads = config.threads_per_rank;
   rt->engine =
       std::make_unique<engine::Engine>(transport, config.threads_per_rank, spmd ? rank : 0);
   rt->engine->set_engine_creates_groups(!spmd);
@@ -689,6 +692,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   std::unique_ptr<exec::TaskChannels> channels;
   if (rt->options.channels > 0)
     channels = rt->backend->make_channels(rt->options.channels, &core::fail_job);
+  rt->threads = config.threads_per_rank;
   rt->engine = std::make_unique<engine::Engine>(transport, config.threads_per_rank, spmd ? rank : 0,
                                                 std::move(channels));
   rt->engine->set_engine_creates_groups(!spmd);
@@ -781,6 +785,7 @@ int finish(int exit_status) {
 
 int rank() { return running().transport->rank(); }
 int num_ranks() { return running().transport->size(); }
+int threads_per_rank() { return running().threads; }
 bool is_running() { return current() != nullptr; }
 Mode mode() { return running().options.mode; }
 

@@ -116,7 +116,7 @@ const Setting kSettings[] = {
            read_choice<Mode>(name, value, {{"cluster", Mode::cluster}, {"spmd", Mode::spmd}},
                              "a mode", "cluster or spmd");
      }},
-    {"TASKGRID_THREADS", "cores / ranks on node",
+    {"TASKGRID_THREADS", "its cores / ranks on them",
      "worker threads per rank (1 to 8 per core the rank may run on, at least 64 allowed)",
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.threads = static_cast<int>(
@@ -568,9 +568,10 @@ int thread_limit(int cores) {
   return static_cast<int>(std::clamp<long long>(8LL * cores, 64, kMaxThreads));
 }
 
-int default_threads(int ranks_on_node) {
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / std::max(1, ranks_on_node));
+int default_threads(int ranks_sharing_cores) {
+  // The affinity mask, not the node's core count: a rank bound to 2 of 16
+  // cores that started 8 threads would share each core with 3 more.
+  return std::max(1, usable_cores() / std::max(1, ranks_sharing_cores));
 }
 
 }  // namespace taskgrid::runtime

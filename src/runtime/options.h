@@ -111,8 +111,10 @@ struct LauncherJob {
 };
 std::optional<LauncherJob> launcher_job();
 
-// Cores of this node shared by the `ranks_on_node` ranks on it (at least 1).
-int default_threads(int ranks_on_node);
+// TASKGRID_THREADS's default: the cores this rank may run on (its affinity
+// mask) divided among the `ranks_sharing_cores` ranks that may run on them
+// too (comm::Collectives::ranks_sharing_cores), at least 1.
+int default_threads(int ranks_sharing_cores);
 // The most TASKGRID_THREADS a rank that may run on `cores` cores accepts: 8
 // per core, never fewer than 64, never more than kMaxThreads. Idle workers
 // sleep, so some oversubscription is harmless (tasks that wait on I/O), but

@@ -9,6 +9,7 @@
 // failing rank still makes every later collective call and nobody hangs.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -474,6 +475,43 @@ TEST(MpiCollectives, OwnCommunicator) {
   EXPECT_EQ(received, 1000 + from);
   if (c.rank() == 0) {
     EXPECT_EQ(all.size(), static_cast<size_t>(c.size()));
+  }
+}
+
+// The default thread count divides a rank's cores among the ranks that may
+// run on them: every rank of the node where nothing is bound, only those
+// bound to the same CPUs otherwise. Each rank binds itself here (to CPU
+// rank % 2 of those it may use, or to all of them), builds the collectives
+// (which read the masks) and restores its mask.
+TEST(MpiCollectives, RanksSharingCoresFollowTheAffinityMasks) {
+  if (!mpi_initialized()) GTEST_SKIP() << "run with --mpi under mpiexec";
+  cpu_set_t original;
+  ASSERT_EQ(sched_getaffinity(0, sizeof original, &original), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &original)) cpus.push_back(cpu);
+  // Every rank must take part in each collective below, whatever it finds.
+  int usable_everywhere = static_cast<int>(cpus.size());
+  MPI_Allreduce(MPI_IN_PLACE, &usable_everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  int size = 1;
+  int rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  {
+    comm::mpi::MpiCollectives unbound(MPI_COMM_WORLD);
+    EXPECT_EQ(unbound.ranks_sharing_cores(), unbound.ranks_on_node()) << "rank " << rank;
+  }
+  if (usable_everywhere >= 2) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[static_cast<size_t>(rank % 2)], &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    comm::mpi::MpiCollectives bound(MPI_COMM_WORLD);
+    ASSERT_EQ(sched_setaffinity(0, sizeof original, &original), 0);
+    // Ranks of the same parity share one CPU (all ranks are on this node).
+    const int same_parity = (size + 1 - rank % 2) / 2;
+    EXPECT_EQ(bound.ranks_on_node(), size);
+    EXPECT_EQ(bound.ranks_sharing_cores(), same_parity) << "rank " << rank;
   }
 }
 

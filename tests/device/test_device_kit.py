@@ -145,7 +145,7 @@ def gpu_runner(monkeypatch, outputs):
     runner.gpu = {"ok": True, "lanes": 270336, "fp64_peak": 3.345e13, "sms": 132}
     commands = []
 
-    def fake_mpi(ranks, program, arguments, timeout, extra_env=None, name=""):
+    def fake_mpi(ranks, program, arguments, timeout, extra_env=None, name="", cpus=None):
         commands.append((ranks, program, list(arguments), dict(extra_env or {})))
         return 0, outputs[program], False
 
@@ -252,6 +252,102 @@ def test_every_size_of_the_sweep_steps_gets_a_share_it_can_start(monkeypatch):
     assert runner.outcomes["scaling"].status == "ok", runner.outcomes["scaling"].reason
     assert runner.outcomes["offload"].status == "ok", runner.outcomes["offload"].reason
     assert ran == [f"cpu-np{n}" for n in (2, 4, 8, 16)] + [f"offload-np{n}" for n in (2, 4, 8, 16)]
+
+
+HOP_OUTPUT = """hop bench: spmd mode, 2 ranks (chain on 0 and 1), 1000 hops x 5 rounds, medians
+     bytes  taskgrid us/hop   mpi us/one-way    ratio  goal 1.5x+0.3
+         8            1.200            0.500     2.40        not met
+     65536           20.000           18.000     1.11            met
+hop bench: ok (every chain's count checked)
+"""
+
+
+def test_engine_step_pins_two_cores_and_sets_the_ratios_31_asks_for(monkeypatch):
+    runner, commands = gpu_runner(monkeypatch, {"taskgrid-hop-bench": HOP_OUTPUT})
+    monkeypatch.setattr(runner, "mpi_ready", lambda: None)
+    monkeypatch.setattr(runner, "two_cores", lambda: [0, 2])
+    sweeps = []
+    # METG per sweep label: mpi 2 us and taskgrid 5 us at 2 ranks, 3 runs with a spread.
+    metg_by_label = {"2r-w2-run1": {"mpi": 2.0, "taskgrid_spmd": 5.0, "taskgrid": 6.0},
+                     "2r-w2-run2": {"mpi": 1.0, "taskgrid_spmd": 4.0, "taskgrid": 7.0},
+                     "2r-w2-run3": {"mpi": 3.0, "taskgrid_spmd": 6.0, "taskgrid": 8.0},
+                     "2r-w16": {"mpi": 0.5, "taskgrid_spmd": 2.0, "taskgrid": None},
+                     "3r-w3": {"taskgrid_spmd": 7.5, "taskgrid": 21.0},
+                     "4r-w4": {"taskgrid_spmd": 10.0, "taskgrid": None}}
+
+    def fake_metg(name, systems, cores, graph, extra, timeout, env=None, cpus=None):
+        label = name.removeprefix("engine-")
+        sweeps.append((label, systems, cores, extra, cpus))
+        return {"metg": {s: {"headline": {"metg_us": v, "reason": "" if v else "no point"}}
+                         for s, v in metg_by_label[label].items()}}
+
+    monkeypatch.setattr(runner, "metg", fake_metg)
+    runner.execute(["engine"])
+    out = runner.outcomes["engine"]
+    assert out.status == "ok", out.reason
+    assert [c[1] for c in commands] == ["taskgrid-hop-bench"] * 2
+    assert [c[2][1] for c in commands] == ["spmd", "cluster"]
+    hop = out.figures["hop"]["spmd"][8]
+    assert hop["ratio"] == pytest.approx(2.4) and hop["goal_us"] == pytest.approx(1.05)
+    # Every sweep on the two pinned CPUs, as 2 cores; ranks given for 3 and 4 only.
+    assert all(cores == 2 and cpus == [0, 2] for _, _, cores, _, cpus in sweeps)
+    assert [label for label, *_ in sweeps] == list(metg_by_label)
+    extra_3r = sweeps[4][3]
+    assert "--ranks" in extra_3r and "taskgrid=3" in extra_3r and "mpi" not in sweeps[4][1]
+    assert "--ranks" not in sweeps[0][3]
+    summary = out.figures["summary"]
+    assert summary["taskgrid_spmd"]["2r_w2_median_us"] == 5.0
+    assert summary["taskgrid_spmd"]["2r_w2_spread_us"] == [4.0, 5.0, 6.0]
+    assert summary["taskgrid_spmd"]["2r_w2_over_mpi"] == pytest.approx(2.5)
+    assert summary["taskgrid_spmd"]["2r_w16_over_mpi"] == pytest.approx(4.0)
+    assert summary["taskgrid_spmd"]["3r-w3_over_own_2r"] == pytest.approx(1.5)
+    assert summary["taskgrid_spmd"]["4r-w4_over_own_2r"] == pytest.approx(2.0)
+    assert summary["taskgrid"]["2r_w16_over_mpi"] is None
+    assert "4r-w4_over_own_2r" not in summary["taskgrid"]
+    assert "taskgrid at 4r-w4" in out.figures["why_na"]
+    text = run.markdown(runner)
+    assert "hop, spmd, 8 B: 1.2 us against MPI's one-way 0.5 us (2.4x" in text
+    assert "| taskgrid_spmd | 5 us | 4 us | 6 us | 2 us | 7.5 us | 10 us |" in text
+
+
+def test_engine_step_keeps_what_ran_when_its_time_runs_out(monkeypatch):
+    runner, _ = gpu_runner(monkeypatch, {"taskgrid-hop-bench": HOP_OUTPUT})
+    monkeypatch.setattr(runner, "mpi_ready", lambda: None)
+    monkeypatch.setattr(runner, "two_cores", lambda: [0, 1])
+
+    def fake_metg(name, systems, cores, graph, extra, timeout, env=None, cpus=None):
+        if name.endswith("run2"):
+            raise run.Stopped(f"METG sweep '{name}' did not finish within {timeout:.0f} s")
+        return {"metg": {"mpi": {"headline": {"metg_us": 2.0, "reason": ""}},
+                         "taskgrid_spmd": {"headline": {"metg_us": 6.0, "reason": ""}}}}
+
+    monkeypatch.setattr(runner, "metg", fake_metg)
+    runner.execute(["engine"])
+    out = runner.outcomes["engine"]
+    assert out.status == "stopped"
+    assert list(out.figures["metg_us"]) == ["2r-w2-run1"]
+    assert out.figures["summary"]["taskgrid_spmd"]["2r_w2_over_mpi"] == pytest.approx(3.0)
+
+
+def test_two_cores_are_on_different_physical_cores_where_sysfs_says_so(monkeypatch, tmp_path):
+    runner = make_runner()
+    monkeypatch.setattr(run.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    siblings = {0: "0,1", 1: "0,1", 2: "2,3", 3: "2,3"}
+    real_path = run.Path
+
+    def fake_path(text):
+        for cpu, value in siblings.items():
+            if text == f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list":
+                file = tmp_path / f"cpu{cpu}"
+                file.write_text(value + "\n")
+                return file
+        return real_path(text)
+
+    monkeypatch.setattr(run, "Path", fake_path)
+    assert runner.two_cores() == [0, 2]
+    monkeypatch.setattr(run.os, "sched_getaffinity", lambda pid: {5})
+    with pytest.raises(run.Skip):
+        runner.two_cores()
 
 
 def test_plots_are_drawn_here_from_a_report_whose_node_had_no_matplotlib(tmp_path):

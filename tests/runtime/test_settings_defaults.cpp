@@ -5,7 +5,9 @@
 // another. Here each displayed default, set as the variable, must read back
 // as the options with nothing set.
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -56,9 +58,15 @@ TEST(SettingsDefaults, EachDisplayedDefaultIsTheOneInEffect) {
   for (const auto& [name, shown] : displayed_defaults()) {
     SCOPED_TRACE(name + " shown as \"" + shown + "\"");
     if (name == "TASKGRID_THREADS") {
-      // Computed at start-up from the node's cores and ranks.
-      EXPECT_EQ(shown, "cores / ranks on node");
+      // Computed at start-up from the rank's cores and the ranks sharing them.
+      EXPECT_EQ(shown, "its cores / ranks on them");
       EXPECT_EQ(unset.threads, 0);
+      cpu_set_t mask;
+      ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+      const int cores = CPU_COUNT(&mask);
+      EXPECT_EQ(default_threads(1), cores);
+      EXPECT_EQ(default_threads(2), std::max(1, cores / 2));
+      EXPECT_EQ(default_threads(cores + 1), 1);
       continue;
     }
     if (shown == "(none)") continue;  // a path: unset is none (the initialiser's "")

@@ -123,7 +123,7 @@ int run_head(const tg::Functions& functions, Placement placement, bool warmup) {
   std::fflush(stdout);
 
   const int ranks = taskgrid::num_ranks();
-  RunInfo info{"taskgrid", ranks, tg::threads_per_rank(ranks), 0.0, {}};
+  RunInfo info{"taskgrid", ranks, taskgrid::threads_per_rank(), 0.0, {}};
   Driver driver(g_config, functions, placement);
   for (int pass = warmup ? 0 : 1; pass < 2; ++pass) {  // warm-up, then timed
     info.elapsed_seconds = driver.run_pass();

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <thread>
 
 #include "core/task_contract.h"
 #include "taskgrid/device.hpp"
@@ -333,13 +332,6 @@ char* thread_scratch(size_t graph, size_t bytes) {
     prepare_scratch(mine.get(), bytes);
   }
   return mine.get();
-}
-
-int threads_per_rank(int ranks_sharing) {
-  if (const char* value = std::getenv("TASKGRID_THREADS"); value != nullptr && *value != '\0')
-    return std::max(1, std::atoi(value));
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / std::max(1, ranks_sharing));
 }
 
 Workload::Workload(const BenchConfig& config, const Functions& functions, Owners owners)

@@ -113,7 +113,6 @@ class JobCalls {
   virtual void sum_to_root(int64_t* values, int count) = 0;
   virtual int max_to_root(int value) = 0;
   virtual int broadcast_from_root(int value) = 0;
-  virtual int ranks_on_node() = 0;
 };
 // nullptr: MPI's (the system's own). The simulator's answers for the
 // calling rank.
@@ -127,11 +126,6 @@ ExecutionCounts take_counts();
 // (marker in every word) on first use; nullptr when bytes == 0. Tasks of one
 // thread run one at a time, so they share it.
 char* thread_scratch(size_t graph, size_t bytes);
-
-// Task threads per rank, for the report: TASKGRID_THREADS, else the runtime's
-// default estimate (the cores shared by `ranks_sharing` ranks: those of this
-// node in spmd mode, all of the job's in cluster mode).
-int threads_per_rank(int ranks_sharing);
 
 // The block distribution of the MPI baseline (spec 8.4): rank r owns points
 // [r*W/P, (r+1)*W/P - 1]; the owner of `point` is the largest such r.

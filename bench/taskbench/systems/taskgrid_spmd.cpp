@@ -68,11 +68,12 @@ class MpiJobCalls final : public tg::JobCalls {
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
     MPI_Comm node;
     CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    CHECK_MPI(MPI_Comm_size(node, &ranks_on_node_));
+    int ranks_on_node = 1;
+    CHECK_MPI(MPI_Comm_size(node, &ranks_on_node));
     CHECK_MPI(MPI_Comm_free(&node));
     // Every rank must agree: MPI_Barrier does not match MPI_Ibarrier.
     const int cores = usable_cores();  // 0: unknown
-    int node_oversubscribed = cores > 0 && ranks_on_node_ > cores ? 1 : 0;
+    int node_oversubscribed = cores > 0 && ranks_on_node > cores ? 1 : 0;
     CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &node_oversubscribed, 1, MPI_INT, MPI_MAX, comm_));
     oversubscribed_ = node_oversubscribed != 0;
   }
@@ -117,8 +118,6 @@ class MpiJobCalls final : public tg::JobCalls {
     CHECK_MPI(MPI_Bcast(&value, 1, MPI_INT, 0, comm_));
     return value;
   }
-  // Ranks of this job on this node (for the default thread count).
-  int ranks_on_node() override { return ranks_on_node_; }
 
  private:
   static int usable_cores() {
@@ -127,7 +126,6 @@ class MpiJobCalls final : public tg::JobCalls {
   }
 
   MPI_Comm comm_;
-  int ranks_on_node_ = 1;        // ranks of this job on this node
   bool oversubscribed_ = false;  // some node has more ranks than usable cores
 };
 
@@ -177,7 +175,7 @@ int run(int argc, char** argv, const tg::Functions& functions, tg::Device device
   std::unique_ptr<MpiJobCalls> mpi;
   tg::JobCalls* job = tg::simulated_job_calls();
   if (!job) job = (mpi = std::make_unique<MpiJobCalls>()).get();
-  const int threads = tg::threads_per_rank(job->ranks_on_node());
+  const int threads = taskgrid::threads_per_rank();
   tg::Workload workload(g_config, functions, tg::Workload::Owners::block);
 
   double elapsed = 0;

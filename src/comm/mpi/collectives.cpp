@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <vector>
+
+#include "comm/mpi/affinity.h"
 
 namespace taskgrid::comm::mpi {
 namespace {
@@ -27,6 +30,8 @@ MpiCollectives::MpiCollectives(MPI_Comm comm) {
   MPI_Comm node;
   MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   MPI_Comm_size(node, &ranks_on_node_);
+  const std::vector<bool> sharing = ranks_sharing_my_cores(node);
+  ranks_sharing_cores_ = static_cast<int>(std::count(sharing.begin(), sharing.end(), true));
   MPI_Comm_free(&node);
   // Our own operation: Debian's MPICH 4.0.2 compares MPI_UINT64_T as signed
   // in MPI_MAX (the maximum of 2^63 and 1 comes out as 1).

@@ -10,7 +10,8 @@ namespace taskgrid::comm::mpi {
 
 class MpiCollectives final : public Collectives {
  public:
-  // Collective over `comm`: duplicates it and finds the ranks on this node.
+  // Collective over `comm`: duplicates it, finds the ranks on this node and
+  // which of them share this rank's cores (their affinity masks).
   explicit MpiCollectives(MPI_Comm comm);
   // Frees the duplicate (unless MPI is already finalized).
   ~MpiCollectives() override;
@@ -20,6 +21,7 @@ class MpiCollectives final : public Collectives {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int ranks_on_node() const override { return ranks_on_node_; }
+  int ranks_sharing_cores() const override { return ranks_sharing_cores_; }
 
   void allreduce_max(uint64_t* values, size_t count) override;
   std::function<bool()> start_allreduce_max(uint64_t* values, size_t count) override;
@@ -34,6 +36,7 @@ class MpiCollectives final : public Collectives {
   int rank_ = 0;
   int size_ = 1;
   int ranks_on_node_ = 1;
+  int ranks_sharing_cores_ = 1;
 };
 
 }  // namespace taskgrid::comm::mpi

@@ -8,6 +8,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "comm/mpi/affinity.h"
+
 namespace taskgrid::comm::mpi {
 
 MpiTransport::MpiTransport(MPI_Comm comm, size_t max_chunk)
@@ -41,14 +43,17 @@ void MpiTransport::set_up_doorbells(MPI_Comm node) {
   can_probe_while_idle_ = provided == MPI_THREAD_MULTIPLE;
   int node_size = 1;
   MPI_Comm_size(node, &node_size);
-  cpu_set_t cores;
-  const int usable = sched_getaffinity(0, sizeof cores, &cores) == 0 ? CPU_COUNT(&cores) : 0;
-  int more_ranks_than_cores = usable > 0 && node_size > usable ? 1 : 0;
+  // Only the ranks that may run on this rank's cores compete for them (a
+  // launcher that binds each rank to cores of its own leaves none).
+  const std::vector<bool> sharing = ranks_sharing_my_cores(node);
+  const int competing = static_cast<int>(std::count(sharing.begin(), sharing.end(), true));
+  const int usable = usable_cores();
+  int more_ranks_than_cores = usable > 0 && competing > usable ? 1 : 0;
   // Every rank of the node must agree (one may be bound to fewer cores).
   MPI_Allreduce(MPI_IN_PLACE, &more_ranks_than_cores, 1, MPI_INT, MPI_MAX, node);
   oversubscribed_ = more_ranks_than_cores > 0;
   usable_cores_ = usable;
-  cores_per_rank_ = usable / node_size;
+  cores_per_rank_ = usable / competing;
   // A slot per rank, each on its own cache line: a rank's sleeping and
   // waking does not disturb its neighbours' lines.
   constexpr MPI_Aint kSlot = 64;
@@ -78,12 +83,13 @@ void MpiTransport::set_up_doorbells(MPI_Comm node) {
     MPI_Win_shared_query(doorbell_window_, peer, &bytes, &unit, &slot);
     int world = MPI_UNDEFINED;
     MPI_Group_translate_ranks(node_group, 1, &peer, world_group, &world);
-    if (world != MPI_UNDEFINED && slot)
+    if (world != MPI_UNDEFINED && slot) {
       doorbells_[static_cast<size_t>(world)] = static_cast<WakeupWords*>(slot);
+      if (world != rank_ && sharing[static_cast<size_t>(peer)])
+        node_doorbells_.push_back(static_cast<WakeupWords*>(slot));
+    }
   }
   doorbells_[static_cast<size_t>(rank_)] = nullptr;  // this rank wakes itself through notify()
-  for (WakeupWords* bell : doorbells_)
-    if (bell) node_doorbells_.push_back(bell);
   MPI_Group_free(&node_group);
   MPI_Group_free(&world_group);
 }

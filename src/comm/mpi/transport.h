@@ -72,7 +72,8 @@ class MpiTransport final : public Transport {
   uint64_t bytes_arriving_from(int peer) const override {
     return arriving_[static_cast<size_t>(peer)].load(std::memory_order_relaxed);
   }
-  // Ranks of this node not asleep on their doorbells, this one included.
+  // Ranks that share this rank's cores (see affinity.h) not asleep on their
+  // doorbells, this one included.
   int awake_ranks_on_node() const;
   // Whether `rank` (of this node) sleeps on its doorbell now.
   bool sleeping(int rank) const {
@@ -194,10 +195,10 @@ class MpiTransport final : public Transport {
   MPI_Win doorbell_window_ = MPI_WIN_NULL;
   std::vector<WakeupWords*> doorbells_;
   WakeupWords* own_doorbell_ = nullptr;
-  std::vector<const WakeupWords*> node_doorbells_;  // the other ranks' of this node
+  std::vector<const WakeupWords*> node_doorbells_;  // of this node's other ranks on our cores
   bool oversubscribed_ = false;
   int usable_cores_ = 0;               // this rank's affinity mask (0: unknown)
-  int cores_per_rank_ = 0;             // usable_cores_ / ranks of the node
+  int cores_per_rank_ = 0;             // usable_cores_ / ranks that may use them
   bool can_probe_while_idle_ = false;  // MPI_THREAD_MULTIPLE
   // Broadcast groups: one communicator each (id = index + 1). The map is read
   // by the polling thread and written by the creating one.
