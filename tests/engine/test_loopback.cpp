@@ -4,6 +4,7 @@
 // byte for byte against the same tasks run sequentially.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <ostream>
 #include <random>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -507,6 +509,80 @@ INSTANTIATE_TEST_SUITE_P(Ranks, LoopbackDevices, ::testing::Values(1, 2, 4));
 // Cluster mode: a worker that has nothing left sends its completions to the
 // head at once, not when the batch's delay has passed. Here the delay never
 // passes, so without that the head's wait would last until shutdown.
+// ------------------------------------------- short tasks and workers ----
+
+std::vector<std::thread::id> hop_ran_on;  // hop_task's thread, by its index
+
+void hop_task(TaskContext& ctx) {
+  hop_ran_on.at(static_cast<size_t>(ctx.arg<int>())) = std::this_thread::get_id();
+  *ctx.data_as<uint64_t>(0) += 1;
+}
+TASKGRID_REGISTER(hop_task);
+
+// Sanitizers slow a task past Engine::kKeepShortTaskNs: none is short then.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+TEST(LoopbackThreads, AShortTaskOnTheCriticalPathStaysWithTheThreadThatReadiesIt) {
+  if (kSanitized) GTEST_SKIP() << "a sanitized task is not short";
+  // A chain alternating between two ranks (taskgrid-hop-bench's), each rank
+  // with a worker beside its driving thread and a core for each (the worker
+  // spins). Each task is readied by its input's arrival, while the next
+  // transfer is already posted: without keeping short tasks, the driver left
+  // every one to its waiting worker (Engine::run_ready_tasks), a hand-off
+  // there and back per hop. Kept, a task runs on the thread that drives its
+  // rank: the program's (while it waits) or the engine thread.
+  constexpr int kHops = 600;
+  LoopbackRun run;
+  run.ranks = 2;
+  run.threads = 2;
+  comm::loopback::LoopbackFabric fabric(run.ranks);
+  fabric.set_cores_per_rank(run.threads);
+  std::vector<std::unique_ptr<Rank>> job;
+  for (int r = 0; r < run.ranks; ++r)
+    job.push_back(std::make_unique<Rank>(fabric.transport(r), run));
+  hop_ran_on.assign(kHops, std::thread::id{});
+  std::array<std::set<std::thread::id>, 2> drivers;
+  std::array<uint64_t, 2> value = {0, 0};
+  std::vector<std::thread> programs;
+  for (int r = 0; r < run.ranks; ++r) {
+    const auto mine = static_cast<size_t>(r);
+    programs.emplace_back([&, mine] {
+      plan::Planner& planner = *job[mine]->planner;
+      const DataHandle h = planner.enter_data(&value[mine], sizeof(uint64_t), 0);
+      for (int i = 0; i < kHops; ++i) {
+        TaskOptions options;
+        options.rank = i % 2;
+        const DataAccess access{h, AccessMode::inout};
+        planner.submit(function_id(hop_task), &access, 1, options, &i, sizeof i);
+      }
+      planner.fetch(h);
+      planner.release(h);
+      planner.shutdown();
+    });
+    drivers[mine] = {job[mine]->engine_thread.get_id(), programs.back().get_id()};
+  }
+  for (auto& program : programs) program.join();
+  for (auto& rank : job) rank->engine_thread.join();
+  EXPECT_EQ(value[0], static_cast<uint64_t>(kHops));  // fetched on the owner, rank 0
+  int on_drivers = 0;
+  for (int i = 0; i < kHops; ++i)
+    on_drivers +=
+        drivers[static_cast<size_t>(i % 2)].count(hop_ran_on[static_cast<size_t>(i)]) ? 1 : 0;
+  // A task measured over 2 µs (a preemption) sends the next ones to the
+  // workers until one measures short again: most, not all, stay.
+  EXPECT_GE(on_drivers, kHops * 9 / 10);
+}
+
 TEST(LoopbackCluster, ASettledWorkerSendsItsCompletionsAtOnce) {
   comm::loopback::LoopbackFabric fabric(2);
   Engine head(fabric.transport(0), 1, 0);

@@ -23,6 +23,7 @@ class LoopbackFabric::Endpoint final : public Transport {
   int size() const override { return fabric_.size(); }
   int max_tag() const override { return 1 << 30; }
   Blocking& blocking() override { return *fabric_.blocking_; }
+  int cores_per_rank() const override { return fabric_.cores_per_rank_; }
 
   void send_control(int dest, std::vector<char>&& batch) override {
     Endpoint& to = peer(dest);

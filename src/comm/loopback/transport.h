@@ -36,12 +36,17 @@ class LoopbackFabric {
   // What every rank's transport gives as its Blocking (Transport::blocking):
   // the system's unless a test sets its own, before the engines are made.
   void set_blocking(Blocking& blocking) { blocking_ = &blocking; }
+  // What every rank's transport gives as its cores (Transport::cores_per_rank;
+  // 0, unknown, unless a test sets it before the engines are made): with
+  // cores for them, an engine's idle workers spin instead of sleeping.
+  void set_cores_per_rank(int cores) { cores_per_rank_ = cores; }
 
  private:
   class Endpoint;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::atomic<uint64_t> data_messages_{0};
   Blocking* blocking_ = &system_blocking();
+  int cores_per_rank_ = 0;
   std::mutex groups_mutex_;
   std::map<std::vector<int32_t>, int> group_ids_;
   std::vector<std::vector<int32_t>> group_members_;  // per group id - 1
