@@ -15,7 +15,7 @@ std::vector<bool> ranks_sharing_my_cores(MPI_Comm node) {
   MPI_Comm_rank(node, &me);
   MPI_Comm_size(node, &ranks);
   cpu_set_t mine;
-  CPU_ZERO(&mine);  // stays empty where unreadable: "overlaps every mask" below
+  // Left empty where unreadable: an empty mask overlaps every other below.
   if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine);
   std::vector<cpu_set_t> masks(static_cast<size_t>(ranks));
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, masks.data(), sizeof mine, MPI_BYTE, node);

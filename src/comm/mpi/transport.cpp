@@ -1,7 +1,5 @@
 #include "comm/mpi/transport.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
