@@ -320,6 +320,11 @@ int num_ranks();
 // cores this rank may run on (its affinity mask) divided among the node's
 // ranks that may run on them too.
 int threads_per_rank();
+// The ranks of this rank's node whose affinity masks overlap its own, itself
+// included (all of the node's ranks where none is bound; 1 where each rank
+// has cores of its own): more of them than the rank has cores means they
+// take turns on a core, and a rank that only waits should sleep, not poll.
+int ranks_sharing_cores();
 bool is_running();
 // The mode in effect (throws taskgrid::Error before start()).
 Mode mode();

@@ -44,8 +44,15 @@ struct Access {
   int32_t source;  // rank the input arrives from; -1: local store
   int32_t tag;     // transfer tag when source >= 0
   uint8_t mode;    // taskgrid::AccessMode
-  uint8_t reserved[7];
+  uint8_t flags;   // kRetiresInput, or 0
+  uint8_t reserved[6];
 };
+
+// Access::flags: the task's output supersedes its input version, and this
+// rank drops its copy once its uses are done. It stands for the `retire`
+// command the planner would have sent right after the task (no lookup of the
+// version, no command: the engine already holds it when it links the task).
+constexpr uint8_t kRetiresInput = 1;
 
 // Followed by num_accesses Access records, args_bytes of arguments and
 // name_bytes of task name (0: use the function's name).

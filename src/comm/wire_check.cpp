@@ -22,6 +22,9 @@ const char* check_access(const Access& access, const Peer& peer) {
   if (!access.in_version && !access.out_version)
     return "an access with neither an input nor an output version";
   if (access.bytes > kMaxVersionBytes) return "an access larger than the largest version (2^47 B)";
+  if (access.flags & ~kRetiresInput) return "an access with unknown flags";
+  if ((access.flags & kRetiresInput) && !(access.in_version && access.out_version))
+    return "an access that retires its input without reading and writing";
   if (access.source >= 0) {
     if (!in_job(access.source, peer)) return "an input from a rank outside the job";
     if (access.tag < 0) return "an input with a negative transfer tag";

@@ -149,6 +149,9 @@ void Engine::link_task(Task* task) {
                        std::to_string(access.in_version) + " as " + std::to_string(access.bytes) +
                        " bytes, it has " + std::to_string(input->bytes));
       input->uses += 1;
+      // The planner's retirement of the input, folded into this access: the
+      // task's use keeps it until the task is done with it.
+      if (access.flags & comm::wire::kRetiresInput) input->retired = true;
       slot.input = input;
       if (!input->ready) {
         if (!input->on_device) [[likely]] {

@@ -218,8 +218,14 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     data::VersionInfo* info = analysis_.input(i);
     if (info && !info->holds(rank)) route_input(r, *info, rank, source, tag);
     if (!local) continue;
-    const comm::wire::Access access{
-        r.in_version, r.out_version, r.bytes, source, tag, static_cast<uint8_t>(r.mode), {}};
+    const comm::wire::Access access{r.in_version,
+                                    r.out_version,
+                                    r.bytes,
+                                    source,
+                                    tag,
+                                    static_cast<uint8_t>(r.mode),
+                                    retires_own_input(r) ? comm::wire::kRetiresInput : uint8_t{0},
+                                    {}};
     if (in_place.record) {
       in_place.accesses[i] = access;
     } else {
@@ -233,9 +239,14 @@ void Planner::submit(FunctionId function, const DataAccess* accesses, size_t cou
     trace::record_task(task_id, options.name, function.value, rank, resolved.data(), count);
   // New versions exist from now on; the versions they replace get no new
   // readers, so every holder may drop them once its current uses are done.
-  analysis_.add_outputs(rank, [this](uint64_t superseded, const data::VersionInfo& where) {
-    retire(superseded, where);
-  });
+  // The task's own rank holds each version it reads (routed there above):
+  // where the task also writes that version's successor, its access says
+  // so (kRetiresInput) instead of a retire command to that rank.
+  const int folded = local ? rank : -1;
+  analysis_.add_outputs(
+      rank, [this, folded](const graph::ResolvedAccess& r, const data::VersionInfo& where) {
+        retire(r.superseded, where, retires_own_input(r) ? folded : -1);
+      });
   submissions_ += 1;
   if (!broadcasts_.empty()) broadcasts_.deliver_due(submissions_);
   batches_.end_of_submission();
@@ -273,11 +284,11 @@ void Planner::route_input(const graph::ResolvedAccess& r, data::VersionInfo& inf
   info.holders.push_back(rank);
 }
 
-void Planner::retire(uint64_t version, const data::VersionInfo& where) {
+void Planner::retire(uint64_t version, const data::VersionInfo& where, int folded) {
   // Readers gathered for a broadcast get it before the holders may drop it.
   if (!broadcasts_.empty()) broadcasts_.deliver_through(version);
   for (int holder : where.holders)
-    if (batches_.emits_for(holder))
+    if (holder != folded && batches_.emits_for(holder))
       batches_.to(holder).add(comm::wire::Kind::retire, comm::wire::Retire{version});
 }
 
@@ -406,7 +417,7 @@ void Planner::release(DataHandle handle) {
   graph::DependencyTracker& tracker = analysis_.tracker();
   graph::HandleState& state = tracker.state(handle);  // throws for unknown handles
   // Retired while its entry is still there: releasing may forget the state.
-  retire(state.current_version, plan::Analysis::entry_of(state.current_version, state));
+  retire(state.current_version, plan::Analysis::entry_of(state.current_version, state), -1);
   tracker.release(handle);
   if (broadcasts_.has_communicators_to_create()) create_broadcast_comms(lock);
 }

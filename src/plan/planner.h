@@ -130,8 +130,19 @@ class Planner final : public core::EngineListener {
   // (`source`, `tag`).
   void route_input(const graph::ResolvedAccess& r, data::VersionInfo& info, int rank,
                    int32_t& source, int32_t& tag);
-  // Tells the holders of `version` (its entry `where`) to drop it.
-  void retire(uint64_t version, const data::VersionInfo& where);
+  // Tells the holders of `version` (its entry `where`) to drop it, all but
+  // `folded` (-1: none), whose superseding task's access says so instead.
+  void retire(uint64_t version, const data::VersionInfo& where, int folded);
+  // Whether access `r` of a task encoded here retires, on the task's rank,
+  // the version it reads (comm::wire::kRetiresInput): it reads and writes
+  // the same handle, so its input is the version its output supersedes. Not
+  // for a version a broadcast may carry: its group's commands for the task's
+  // rank may be delivered after the task (a later batch), and the rank must
+  // still hold the version then, as the retire command after them ensured.
+  bool retires_own_input(const graph::ResolvedAccess& r) const {
+    return r.mode == AccessMode::inout && r.in_version == r.superseded &&
+           !broadcasts_.detects(r.bytes);
+  }
   // Without mutex_ (spmd, mpi strategy): creates the communicators that the
   // broadcasts delivered since the last call need, at the same point of the
   // program on every member.

@@ -572,6 +572,13 @@ void start_program(Runtime& rt, const plan::PlannerConfig& config) {
   rt.engine_thread = rt.transport->start_thread([&rt] { run_engine(rt); });
 }
 
+// The spmd divergence check compares the ranks' submissions: a job of one
+// rank has nothing to compare, and recording each submission cost it ~100
+// instructions a task (bench/overhead/instructions.py).
+bool checks_divergence(bool spmd, int ranks, const runtime::RuntimeOptions& options) {
+  return spmd && ranks > 1 && options.divergence_interval > 0;
+}
+
 // start_rank() in a simulated job: the calling actor's rank, on the job's
 // transport and collectives. The settings are read and checked as with MPI.
 bool start_simulated_rank(Mode mode) {
@@ -607,7 +614,7 @@ bool start_simulated_rank(Mode mode) {
   rt->engine->set_engine_creates_groups(!spmd);
   rt->engine->set_program_drives(rt->options.progress == runtime::Progress::program);
   config.max_message = transport.max_chunk();
-  if (spmd && rt->options.divergence_interval > 0) {
+  if (checks_divergence(spmd, config.ranks, rt->options)) {
     rt->divergence =
         std::make_unique<plan::DivergenceCheck>(*rt->collectives, rt->options.divergence_interval);
     config.divergence = rt->divergence.get();
@@ -703,7 +710,7 @@ bool start_rank(int* argc, char*** argv, Mode mode) {
   config.max_message = transport.max_chunk();
   if (!spmd)
     config.devices = gather_devices(collectives, devices, device_link, rt->options.device_streams);
-  if (spmd && rt->options.divergence_interval > 0) {
+  if (checks_divergence(spmd, config.ranks, rt->options)) {
     rt->divergence =
         std::make_unique<plan::DivergenceCheck>(collectives, rt->options.divergence_interval);
     config.divergence = rt->divergence.get();
@@ -786,6 +793,8 @@ int finish(int exit_status) {
 int rank() { return running().transport->rank(); }
 int num_ranks() { return running().transport->size(); }
 int threads_per_rank() { return running().threads; }
+
+int ranks_sharing_cores() { return running().collectives->ranks_sharing_cores(); }
 bool is_running() { return current() != nullptr; }
 Mode mode() { return running().options.mode; }
 

@@ -180,7 +180,8 @@ const Setting kSettings[] = {
            name, value, 0, kNoLimit,
            "must be a number of bytes (0: chosen from measured latency and bandwidth)"));
      }},
-    {"TASKGRID_CHECK_INTERVAL", "1024", "spmd divergence check every N submissions (0: off)",
+    {"TASKGRID_CHECK_INTERVAL", "1024",
+     "spmd divergence check every N submissions (0: off; none at one rank)",
      [](RuntimeOptions& o, const char* name, const char* value) {
        o.divergence_interval = static_cast<uint64_t>(read_number(
            name, value, 0, 8192, "must be a number of submissions from 0 (the check off) to 8192"));

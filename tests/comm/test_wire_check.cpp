@@ -94,6 +94,42 @@ TEST(WireCheck, ArgumentTypesFitInTheArguments) {
   }
 }
 
+// An access may retire its input only where it reads and writes it (an
+// inout), and carries no flag the engine does not know.
+TEST(WireCheck, AnAccessRetiresOnlyAnInputItAlsoWrites) {
+  wire::Task task{};
+  task.num_accesses = 1;
+  task.channel = -1;
+  const wire::Peer local{0, 2, 0, 0};
+  struct Case {
+    uint64_t in, out;
+    uint8_t flags;
+    const char* reason;  // nullptr: accepted
+  };
+  for (const Case& c : {Case{4, 5, wire::kRetiresInput, nullptr}, Case{4, 5, 0, nullptr},
+                        Case{0, 5, wire::kRetiresInput,
+                             "an access that retires its input without reading and writing"},
+                        Case{4, 0, wire::kRetiresInput,
+                             "an access that retires its input without reading and writing"},
+                        Case{4, 5, 2, "an access with unknown flags"}}) {
+    wire::Access access{};
+    access.in_version = c.in;
+    access.out_version = c.out;
+    access.bytes = 8;
+    access.source = -1;
+    access.flags = c.flags;
+    wire::BatchWriter w;
+    w.add_task(task, &access, "");
+    const wire::Rejection r = wire::check_batch(w.bytes().data(), w.size(), local);
+    if (c.reason) {
+      ASSERT_TRUE(r) << c.in << " " << c.out << " " << int{c.flags};
+      EXPECT_STREQ(r.reason, c.reason);
+    } else {
+      EXPECT_FALSE(r) << c.in << " " << c.out << " " << int{c.flags} << ": " << r.reason;
+    }
+  }
+}
+
 TEST(WireCheck, LocalOnlyCommandsComeOnlyFromThisRank) {
   char buffer[8] = {};
   wire::BatchWriter w;

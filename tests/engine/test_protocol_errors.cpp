@@ -81,7 +81,7 @@ comm::wire::Task task_fields(uint32_t accesses, uint32_t args = 0, uint32_t name
 comm::wire::Access access(uint64_t in, uint64_t out, uint64_t bytes, int32_t source = -1,
                           int32_t tag = 0) {
   const AccessMode mode = in && out ? AccessMode::inout : in ? AccessMode::in : AccessMode::out;
-  return comm::wire::Access{in, out, bytes, source, tag, static_cast<uint8_t>(mode), {}};
+  return comm::wire::Access{in, out, bytes, source, tag, static_cast<uint8_t>(mode), 0, {}};
 }
 
 // A task command with its accesses and args, sized as the fields say.

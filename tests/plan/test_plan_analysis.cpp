@@ -84,7 +84,7 @@ int plan_task(Analysis& analysis, const std::vector<DataAccess>& accesses,
               const TaskOptions& options, uint64_t task_id) {
   analysis.resolve(accesses.data(), accesses.size());
   const int rank = analysis.place(1, options, task_id);
-  analysis.add_outputs(rank, [](uint64_t, const data::VersionInfo&) {});
+  analysis.add_outputs(rank, [](const graph::ResolvedAccess&, const data::VersionInfo&) {});
   return rank;
 }
 
@@ -115,7 +115,8 @@ TEST(Analysis, ClusterPlacesWithThePolicyUnlessHinted) {
   for (int i = 0; i < 6; ++i) {
     analysis.resolve(&access, 1);
     ranks.push_back(analysis.place(1, TaskOptions{}, static_cast<uint64_t>(i + 1)));
-    analysis.add_outputs(ranks.back(), [](uint64_t, const data::VersionInfo&) {});
+    analysis.add_outputs(ranks.back(),
+                         [](const graph::ResolvedAccess&, const data::VersionInfo&) {});
   }
   EXPECT_EQ(ranks, (std::vector<int>{0, 1, 2, 0, 1, 2}));
   TaskOptions hinted;
@@ -140,8 +141,8 @@ TEST(Analysis, OutputsAreRecordedOnTheirRankAndRetireTheirPredecessors) {
   analysis.input(1)->holders.push_back(3);  // routed to the task's rank
   std::vector<uint64_t> retired;
   std::vector<std::vector<int>> retired_holders;
-  analysis.add_outputs(3, [&](uint64_t superseded, const data::VersionInfo& where) {
-    retired.push_back(superseded);
+  analysis.add_outputs(3, [&](const graph::ResolvedAccess& r, const data::VersionInfo& where) {
+    retired.push_back(r.superseded);
     retired_holders.emplace_back(where.holders.begin(), where.holders.end());
   });
   EXPECT_EQ(retired, (std::vector<uint64_t>{a.version, b.version}));

@@ -48,7 +48,7 @@ TEST(CommandBatches, TasksAreWrittenAsBatchWriterWritesThem) {
   CommandBatches batches(sink, 2, -1, 1 << 20);
   comm::wire::BatchWriter expected;
   const comm::wire::Access accesses[3] = {
-      {1, 0, 8, -1, 0, 1, {}}, {2, 0, 16, 1, 17, 1, {}}, {0, 9, 8, -1, 0, 2, {}}};
+      {1, 0, 8, -1, 0, 1, 0, {}}, {2, 0, 16, 1, 17, 1, 0, {}}, {0, 9, 8, -1, 0, 2, 0, {}}};
   const char args[5] = {'a', 'b', 'c', 'd', 'e'};
   const char* name = "named";
   const comm::wire::Task tasks[3] = {
@@ -69,7 +69,7 @@ TEST(CommandBatches, AccessesWrittenAfterTheTaskGiveTheSameBytes) {
   PostedSink sink;
   CommandBatches batches(sink, 1, -1, 1 << 20);
   comm::wire::BatchWriter expected;
-  const comm::wire::Access accesses[2] = {{4, 0, 8, 2, 99, 1, {}}, {0, 5, 8, -1, 0, 2, {}}};
+  const comm::wire::Access accesses[2] = {{4, 0, 8, 2, 99, 1, 0, {}}, {0, 5, 8, -1, 0, 2, 0, {}}};
   const uint64_t args = 0x0123456789abcdefull;
   const comm::wire::Task task{9, 7, 2, sizeof args, -1, 0, 0, 4};
   const size_t at = batches.to(0).add_task_without_accesses(task, &args, "");
@@ -94,7 +94,7 @@ TEST(CommandBatches, ABatchLargerThanItsGrowthStepIsPostedByteForByte) {
   }
   std::vector<char> args(5000);
   for (size_t i = 0; i < args.size(); ++i) args[i] = static_cast<char>(i * 7);
-  const comm::wire::Access access{0, 5, 8, -1, 0, 2, {}};
+  const comm::wire::Access access{0, 5, 8, -1, 0, 2, 0, {}};
   const comm::wire::Task task{9, 7, 1, static_cast<uint32_t>(args.size()), -1, 0, 0, 4};
   batches.add_task(0, task, &access, args.data(), "");
   expected.add_task(task, &access, args.data(), "");

@@ -73,6 +73,16 @@ PlannerConfig spmd_config(int rank, int ranks) {
   return config;
 }
 
+// Cluster mode's head (rank 0) placing round-robin unless hinted.
+PlannerConfig head_config(int ranks) {
+  PlannerConfig config;
+  config.mode = PlannerMode::cluster;
+  config.rank = 0;
+  config.ranks = ranks;
+  config.scheduler = sched::Scheduler::round_robin;
+  return config;
+}
+
 size_t count(const std::vector<comm::wire::Kind>& kinds, comm::wire::Kind kind) {
   return static_cast<size_t>(std::count(kinds.begin(), kinds.end(), kind));
 }
@@ -180,6 +190,41 @@ TEST(Planner, SpmdProducerSendsToTheConsumerWithTheConsumersTag) {
   EXPECT_EQ(input.tag, send.tag);
 }
 
+// A task that reads a version and writes its successor (inout) retires that
+// version on its own rank through its access (kRetiresInput), not with a
+// retire command; the other holders still get one, and so does the rank of
+// a task that only writes (out: it never had the old version linked).
+TEST(Planner, AnInoutTaskRetiresItsInputOnItsRankThroughItsAccess) {
+  RecordingSink sink(0);
+  Planner planner(sink, head_config(3));
+  sink.set_listener(&planner);
+  double value = 0;
+  const DataHandle h = planner.enter_data(&value, sizeof value, -1);  // on the head
+  const auto on = [](int rank) {
+    TaskOptions options;
+    options.rank = rank;
+    return options;
+  };
+  const DataAccess update = inout(h), overwrite = out(h);
+  // Three updates on rank 1: the first reads the head's version (sent to
+  // rank 1, which then holds it too), the others rank 1's own.
+  for (int i = 0; i < 3; ++i)
+    planner.submit(function_id(planner_test_task), &update, 1, on(1), nullptr, 0);
+  planner.submit(function_id(planner_test_task), &overwrite, 1, on(1), nullptr, 0);
+  planner.flush_for_tests();
+
+  ASSERT_EQ(sink.accesses.size(), 4u);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(sink.accesses[static_cast<size_t>(i)].flags, comm::wire::kRetiresInput) << i;
+  EXPECT_EQ(sink.accesses[3].flags, 0u) << "out: no input to retire";
+  EXPECT_EQ(count(sink.kinds[0], comm::wire::Kind::retire), 1u)
+      << "the head held the first version too: its retire command remains";
+  EXPECT_EQ(count(sink.kinds[1], comm::wire::Kind::retire), 1u)
+      << "rank 1: only the version the out task supersedes, by command";
+  EXPECT_EQ(count(sink.kinds[2], comm::wire::Kind::retire), 0u);
+  sink.instant().deliver();
+}
+
 // Submissions' cost must not grow with the job: a task that concerns neither
 // this rank's data nor its placement emits nothing for this rank.
 TEST(Planner, SpmdForeignTasksEmitNothingHere) {
@@ -285,12 +330,7 @@ class BuildingSink final : public core::CommandSink, public core::LocalTaskBuild
 // produced on another rank comes from there, with the send's tag).
 TEST(Planner, TheHeadBuildsItsOwnTasksInPlaceAndEncodesTheOthers) {
   BuildingSink sink(0);
-  PlannerConfig config;
-  config.mode = PlannerMode::cluster;
-  config.rank = 0;
-  config.ranks = 3;
-  config.scheduler = sched::Scheduler::round_robin;
-  Planner planner(sink, config);
+  Planner planner(sink, head_config(3));
   sink.set_listener(&planner);
   double value = 0;
   const DataHandle h = planner.enter_data(&value, sizeof value, -1);

@@ -22,8 +22,9 @@
 // Timing (spec 8.4): one untimed warm-up pass (-taskgrid:warmup 0: none),
 // then one timed pass, each bracketed by a barrier and the job's clock (MPI_Barrier + MPI_Wtime;
 // a simulated job's own, tg::JobCalls) around the submission of all tasks
-// and taskgrid::wait_all() (this rank's tasks). Where a node has more ranks
-// than usable cores the barrier is an MPI_Ibarrier polled with sleeps, so
+// and taskgrid::wait_all() (this rank's tasks). Where some rank shares its
+// cores with more ranks than it has cores (taskgrid::ranks_sharing_cores),
+// the barrier is an MPI_Ibarrier polled with sleeps, so
 // that a rank done early does not spin on a core others need. With -broadcast, each pass
 // starts with a task on rank 0 that republishes the buffer, so it is moved
 // to the other ranks inside the timed region, like the baseline's MPI_Bcast.
@@ -66,14 +67,12 @@ class MpiJobCalls final : public tg::JobCalls {
  public:
   MpiJobCalls() {
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
-    MPI_Comm node;
-    CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    int ranks_on_node = 1;
-    CHECK_MPI(MPI_Comm_size(node, &ranks_on_node));
-    CHECK_MPI(MPI_Comm_free(&node));
+    // The ranks that take turns on this rank's cores: all of the node's
+    // where none is bound, none but itself where each has cores of its own
+    // (srun --cpu-bind, taskset), which then must not sleep in barriers.
     // Every rank must agree: MPI_Barrier does not match MPI_Ibarrier.
     const int cores = usable_cores();  // 0: unknown
-    int node_oversubscribed = cores > 0 && ranks_on_node > cores ? 1 : 0;
+    int node_oversubscribed = cores > 0 && taskgrid::ranks_sharing_cores() > cores ? 1 : 0;
     CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &node_oversubscribed, 1, MPI_INT, MPI_MAX, comm_));
     oversubscribed_ = node_oversubscribed != 0;
   }
@@ -126,7 +125,7 @@ class MpiJobCalls final : public tg::JobCalls {
   }
 
   MPI_Comm comm_;
-  bool oversubscribed_ = false;  // some node has more ranks than usable cores
+  bool oversubscribed_ = false;  // some rank shares its cores with more ranks than it has
 };
 
 // Every rank parses the same argv and reaches the same verdict; in a
