@@ -79,6 +79,18 @@ void install_terminate_handler() {
   (void)installed;
 }
 
+void start_abort_deadline(int rank, int exit_status) {
+  std::thread([rank, exit_status] {
+    std::this_thread::sleep_for(std::chrono::seconds(kAbortDeadlineSeconds));
+    std::fprintf(stderr,
+                 "warning: taskgrid: rank %d: MPI_Abort did not end the job within %d s; "
+                 "exiting with status %d\n",
+                 rank, kAbortDeadlineSeconds, exit_status);
+    std::fflush(stderr);
+    std::_Exit(exit_status);
+  }).detach();
+}
+
 void fail_job(int rank, const std::string& message) { fail_job(rank, message, 1); }
 
 void fail_job(int rank, const std::string& message, int exit_status) {
@@ -89,7 +101,10 @@ void fail_job(int rank, const std::string& message, int exit_status) {
   // MPICH's launcher tears the job down on MPI_Abort and may drop output it
   // has not forwarded yet: give it a moment to carry the message out.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  if (comm::Transport* transport = abort_transport.load()) transport->abort_job(exit_status);
+  if (comm::Transport* transport = abort_transport.load()) {
+    start_abort_deadline(rank, exit_status);
+    transport->abort_job(exit_status);
+  }
   std::_Exit(exit_status);
 }
 

@@ -16,6 +16,13 @@ namespace taskgrid::core {
 [[noreturn]] void fail_job(int rank, const std::string& message, int exit_status);
 // The transport whose abort ends the job (nullptr: only this process exits).
 void set_abort_transport(comm::Transport* transport);
+// Before an MPI_Abort: exits this process with `exit_status` (saying so) if
+// the abort has not ended the job within kAbortDeadlineSeconds. MPI_Abort
+// ends a job in milliseconds when it works, but it can block (inside MPI's
+// own lock, held by a thread that never returns); this rank exiting then
+// still ends the job through the launcher, instead of a hang.
+constexpr int kAbortDeadlineSeconds = 10;
+void start_abort_deadline(int rank, int exit_status);
 // True once fail_job has begun: the job is ending on purpose, so the exit
 // guard of the API (a rank leaving before finish()) has nothing to add.
 bool job_failing();

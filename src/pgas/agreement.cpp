@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "core/failure.h"
+
 namespace taskgrid::pgas {
 namespace {
 
@@ -119,6 +121,7 @@ void fail_job(const std::string& message) {
   // torn down: give the message a moment to get out.
   if (!mpi_is_up()) std::_Exit(1);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  core::start_abort_deadline(world_rank(), 1);
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);
 }

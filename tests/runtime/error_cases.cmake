@@ -369,6 +369,14 @@ taskgrid_error_test(finalize_hangs 2 1
   REGEX "rank 0: MPI_Finalize did not return within 2 s .TASKGRID_FINALIZE_TIMEOUT.. exiting with status 5"
   ENV TASKGRID_FINALIZE_TIMEOUT=2 LD_PRELOAD=$<TARGET_FILE:taskgrid-finalize-hang-shim>
   ARGS finalize_hangs)
+# (n') MPI_Abort never returns on the failing rank (a preloaded library): the
+# rank exits by itself after core::kAbortDeadlineSeconds (10 s), saying so,
+# and the launcher ends the job; before, the job hung.
+taskgrid_error_test(abort_hangs 2 1
+  REGEX "error: taskgrid: rank 1: task 'throwing_task' [(]id [0-9]+[)] failed: boom"
+  REGEX "rank 1: MPI_Abort did not end the job within 10 s. exiting with status 1"
+  ENV LD_PRELOAD=$<TARGET_FILE:taskgrid-abort-hang-shim>
+  ARGS task_throws 1)
 taskgrid_error_test(bad_finalize_timeout 1 1
   REGEX "TASKGRID_FINALIZE_TIMEOUT=.soon. must be a number of seconds"
   ENV TASKGRID_FINALIZE_TIMEOUT=soon

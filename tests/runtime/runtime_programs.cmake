@@ -30,3 +30,5 @@ endif()
 
 # A preloadable MPI_Finalize that hangs (runtime.error.finalize_hangs).
 add_library(taskgrid-finalize-hang-shim SHARED ${CMAKE_CURRENT_LIST_DIR}/finalize_hang_shim.c)
+# A preloadable MPI_Abort that hangs (runtime.error.abort_hangs).
+add_library(taskgrid-abort-hang-shim SHARED ${CMAKE_CURRENT_LIST_DIR}/abort_hang_shim.c)
