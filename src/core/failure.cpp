@@ -79,16 +79,21 @@ void install_terminate_handler() {
   (void)installed;
 }
 
-void start_abort_deadline(int rank, int exit_status) {
-  std::thread([rank, exit_status] {
-    std::this_thread::sleep_for(std::chrono::seconds(kAbortDeadlineSeconds));
-    std::fprintf(stderr,
-                 "warning: taskgrid: rank %d: MPI_Abort did not end the job within %d s; "
-                 "exiting with status %d\n",
-                 rank, kAbortDeadlineSeconds, exit_status);
+void exit_after(int seconds, int rank, const std::string& late, int exit_status) {
+  std::thread([seconds, rank, late, exit_status] {
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    std::fprintf(stderr, "warning: taskgrid: rank %d: %s; exiting with status %d\n", rank,
+                 late.c_str(), exit_status);
     std::fflush(stderr);
+    std::fflush(stdout);
     std::_Exit(exit_status);
   }).detach();
+}
+
+void start_abort_deadline(int rank, int exit_status) {
+  exit_after(kAbortDeadlineSeconds, rank,
+             "MPI_Abort did not end the job within " + std::to_string(kAbortDeadlineSeconds) + " s",
+             exit_status);
 }
 
 void fail_job(int rank, const std::string& message) { fail_job(rank, message, 1); }

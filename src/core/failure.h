@@ -23,6 +23,10 @@ void set_abort_transport(comm::Transport* transport);
 // still ends the job through the launcher, instead of a hang.
 constexpr int kAbortDeadlineSeconds = 10;
 void start_abort_deadline(int rank, int exit_status);
+// The general form: a detached thread that, after `seconds`, prints
+// "warning: taskgrid: rank R: <late>; exiting with status S" and exits with
+// `exit_status` (for MPI calls that end a process and may never return).
+void exit_after(int seconds, int rank, const std::string& late, int exit_status);
 // True once fail_job has begun: the job is ending on purpose, so the exit
 // guard of the API (a rank leaving before finish()) has nothing to add.
 bool job_failing();

@@ -3,17 +3,14 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
-#include <thread>
 
 #include "comm/mpi/collectives.h"
 #include "comm/mpi/family.h"
 #include "comm/mpi/heartbeat.h"
 #include "comm/mpi/task_channels.h"
 #include "comm/mpi/transport.h"
+#include "core/failure.h"
 
 namespace taskgrid::comm::mpi {
 
@@ -96,18 +93,11 @@ void MpiBackend::finish(int seconds, int exit_status) {
   state_->collectives.reset();
   state_->transport.reset();
   if (!state_->started_mpi && !finalize_for_program_) return;
-  if (seconds > 0) {
-    std::thread([seconds, rank, exit_status] {
-      std::this_thread::sleep_for(std::chrono::seconds(seconds));
-      std::fprintf(stderr,
-                   "warning: taskgrid: rank %d: MPI_Finalize did not return within %d s "
-                   "(TASKGRID_FINALIZE_TIMEOUT); exiting with status %d\n",
-                   rank, seconds, exit_status);
-      std::fflush(stderr);
-      std::fflush(stdout);
-      std::_Exit(exit_status);
-    }).detach();
-  }
+  if (seconds > 0)
+    core::exit_after(seconds, rank,
+                     "MPI_Finalize did not return within " + std::to_string(seconds) +
+                         " s (TASKGRID_FINALIZE_TIMEOUT)",
+                     exit_status);
   MPI_Finalize();
 }
 
