@@ -793,7 +793,6 @@ int finish(int exit_status) {
 int rank() { return running().transport->rank(); }
 int num_ranks() { return running().transport->size(); }
 int threads_per_rank() { return running().threads; }
-
 int ranks_sharing_cores() { return running().collectives->ranks_sharing_cores(); }
 bool is_running() { return current() != nullptr; }
 Mode mode() { return running().options.mode; }
