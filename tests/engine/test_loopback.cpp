@@ -583,6 +583,42 @@ TEST(LoopbackThreads, AShortTaskOnTheCriticalPathStaysWithTheThreadThatReadiesIt
   EXPECT_GE(on_drivers, kHops * 9 / 10);
 }
 
+// Cluster mode with heft beyond 8 ranks, where it searches the ranks by
+// their earliest free slot instead of estimating each (sched/placement.cpp):
+// random graphs, unhinted, must match sequential execution, and spread.
+TEST(LoopbackCluster, HeftOverManyRanksMatchesSequentialExecution) {
+  constexpr int kRanks = 12;
+  int ranks_with_tasks = 0;
+  for (uint64_t graph = 0; graph < 12; ++graph) {
+    const Graph g = generate(mix(graph * 7727 + 5), kRanks);
+    comm::loopback::LoopbackFabric fabric(kRanks);
+    std::vector<std::unique_ptr<Engine>> engines;
+    for (int r = 0; r < kRanks; ++r)
+      engines.push_back(std::make_unique<Engine>(fabric.transport(r), 1, 0));
+    plan::PlannerConfig config;
+    config.mode = plan::PlannerMode::cluster;
+    config.rank = 0;
+    config.ranks = kRanks;
+    config.scheduler = taskgrid::sched::Scheduler::heft;
+    plan::Planner planner(*engines[0], config);
+    engines[0]->set_listener(&planner);
+    std::vector<std::thread> threads;
+    for (auto& engine : engines) threads.emplace_back([&engine] { engine->run(); });
+    std::vector<std::vector<uint8_t>> memory;
+    const std::vector<DataHandle> handles = enter_graph(planner, g, memory);
+    for (const TaskSpec& task : g.tasks)
+      submit_spec(planner, task, handles, function_id(loopback_task), TaskOptions{});
+    for (const DataHandle h : handles) planner.fetch(h);
+    for (const DataHandle h : handles) planner.release(h);
+    planner.shutdown();
+    for (auto& thread : threads) thread.join();
+    ASSERT_EQ(memory, run_sequentially(g)) << "graph " << graph;
+    if (graph == 0)
+      for (auto& engine : engines) ranks_with_tasks += engine->stats().tasks_executed > 0;
+  }
+  EXPECT_GE(ranks_with_tasks, 3) << "heft kept the first graph on too few ranks to test it";
+}
+
 TEST(LoopbackCluster, ASettledWorkerSendsItsCompletionsAtOnce) {
   comm::loopback::LoopbackFabric fabric(2);
   Engine head(fabric.transport(0), 1, 0);

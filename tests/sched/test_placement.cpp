@@ -478,6 +478,89 @@ TEST(Placement, HeftPlaceAndBookMatchesPlaceThenPlaced) {
   }
 }
 
+// Heft without devices, the way it was first written: every rank's CPUs
+// estimated in turn, the earliest finish taken, the lowest rank on ties.
+class ScanningHeft {
+ public:
+  ScanningHeft(int ranks, int threads, const CostModel& costs)
+      : slots_(static_cast<size_t>(ranks), std::vector<double>(static_cast<size_t>(threads), 0)),
+        costs_(costs) {}
+  // The rank chosen and its finish, booked (hint >= 0: on that rank).
+  std::pair<int, double> book(const PlacementRequest& request, int hint = -1) {
+    const double duration = taskgrid::sched::estimated_task_seconds(costs_, request);
+    int best = -1;
+    double best_finish = 0;
+    for (int r = hint < 0 ? 0 : hint; r < (hint < 0 ? static_cast<int>(slots_.size()) : hint + 1);
+         ++r) {
+      double ready = request.now;
+      for (size_t i = 0; i < request.num_inputs; ++i) {
+        const VersionInfo& v = *request.inputs[i].version;
+        double arrival = v.ready_at;
+        if (!v.holds(r)) arrival += costs_.transfer_seconds(v.bytes);
+        ready = std::max(ready, arrival);
+      }
+      std::vector<double>& cpus = slots_[static_cast<size_t>(r)];
+      const double finish =
+          std::max({ready, *std::min_element(cpus.begin(), cpus.end()), request.now}) + duration;
+      if (best < 0 || finish < best_finish) {
+        best = r;
+        best_finish = finish;
+      }
+    }
+    std::vector<double>& cpus = slots_[static_cast<size_t>(best)];
+    *std::min_element(cpus.begin(), cpus.end()) = best_finish;
+    return {best, best_finish};
+  }
+
+ private:
+  std::vector<std::vector<double>> slots_;
+  const CostModel& costs_;
+};
+
+// Heft looks only at the ranks holding an input and at the ranks whose CPUs
+// are free first (O(log ranks) per task, not O(ranks)): it must still choose
+// exactly the rank, and book exactly the finish, that a scan of every rank
+// would, ties included (few distinct times, so that ties are frequent).
+TEST(Placement, HeftChoosesAsAScanOfEveryRank) {
+  Draws draws(20261130);
+  for (int trial = 0; trial < 60; ++trial) {
+    // Up to 8 ranks heft scans them all; from 9 it searches.
+    const int ranks = trial < 15   ? draws.uniform(1, 8)
+                      : trial < 45 ? draws.uniform(9, 40)
+                                   : draws.uniform(60, 300);
+    const int threads = draws.uniform(1, 3);
+    CostModel costs(1e-6 * draws.uniform(0, 2), 1e9);
+    if (draws.uniform(0, 1)) costs.record_duration(1, 4e-6);
+    auto heft = make_policy("heft", ranks, threads, costs);
+    ScanningHeft scan(ranks, threads, costs);
+    double now = 0;
+    for (int task = 0; task < 300; ++task) {
+      if (draws.uniform(0, 3) == 0) now += 1e-6;
+      std::vector<VersionInfo> versions(static_cast<size_t>(draws.uniform(0, 3)));
+      for (VersionInfo& v : versions) {
+        v = version(static_cast<size_t>(1000 * draws.uniform(0, 3)), {draws.uniform(0, ranks - 1)},
+                    now + 1e-6 * draws.uniform(-1, 2));
+        for (int more = draws.uniform(0, 2); more > 0; --more)
+          v.holders.push_back(draws.uniform(0, ranks - 1));
+      }
+      std::vector<const VersionInfo*> pointers;
+      for (const VersionInfo& v : versions) pointers.push_back(&v);
+      const Request request(pointers, draws.uniform(0, 2) == 0 ? 2e-6 * draws.uniform(1, 3) : 0.0,
+                            now, 1);
+      if (draws.uniform(0, 5) == 0) {  // a hinted task
+        const int hint = draws.uniform(0, ranks - 1);
+        heft->placed(request.request, hint);
+        ASSERT_EQ(heft->estimated_finish(), scan.book(request.request, hint).second);
+        continue;
+      }
+      const auto [rank, finish] = scan.book(request.request);
+      ASSERT_EQ(heft->place_and_book(request.request), rank)
+          << "trial " << trial << " (" << ranks << " ranks), task " << task;
+      ASSERT_EQ(heft->estimated_finish(), finish) << "trial " << trial << ", task " << task;
+    }
+  }
+}
+
 TEST(Placement, EveryPolicyPlacesWithinTheRanks) {
   Draws draws(20240611);
   for (int trial = 0; trial < 60; ++trial) {
