@@ -112,7 +112,7 @@ void BalancedDeepWindow(benchmark::State& state) {
 // (each of kHandlesPerRank x 8 chains reads one handle and updates another,
 // so inputs are where earlier tasks put them). The stand-in engine reports
 // completions as above; nothing is measured, so durations stay estimates.
-void HeadPlacesAll(benchmark::State& state) {
+void head_places_all(benchmark::State& state, taskgrid::sched::Scheduler scheduler) {
   const int ranks = static_cast<int>(state.range(0));
   taskgrid::bench::InstantSink sink(kMe);
   PlannerConfig config;
@@ -120,7 +120,7 @@ void HeadPlacesAll(benchmark::State& state) {
   config.rank = kMe;
   config.ranks = ranks;
   config.threads_per_rank = 4;
-  config.scheduler = taskgrid::sched::Scheduler::heft;
+  config.scheduler = scheduler;
   Planner planner(sink, config);
   sink.set_listener(&planner);
   constexpr int kHandles = kHandlesPerRank * 8;
@@ -140,12 +140,20 @@ void HeadPlacesAll(benchmark::State& state) {
   sink.deliver();
   state.counters["batches"] = static_cast<double>(sink.batches());
 }
+void HeadPlacesAll(benchmark::State& state) {
+  head_places_all(state, taskgrid::sched::Scheduler::heft);
+}
+// The same with TASKGRID_SCHEDULER=locality.
+void HeadPlacesAllLocality(benchmark::State& state) {
+  head_places_all(state, taskgrid::sched::Scheduler::locality);
+}
 
 BENCHMARK(Local)->Arg(4)->Arg(64)->Arg(1024);
 BENCHMARK(Foreign)->Arg(4)->Arg(64)->Arg(1024);
 BENCHMARK(Balanced)->Arg(4)->Arg(64)->Arg(1024);
 BENCHMARK(BalancedDeepWindow)->Arg(4)->Arg(16)->Arg(64);
 BENCHMARK(HeadPlacesAll)->Arg(1)->Arg(4)->Arg(64)->Arg(1024);
+BENCHMARK(HeadPlacesAllLocality)->Arg(1)->Arg(4)->Arg(64)->Arg(1024);
 
 }  // namespace
 

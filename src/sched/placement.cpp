@@ -26,55 +26,25 @@ class RoundRobin final : public PlacementPolicy {
   int next_ = 0;
 };
 
-// Most input bytes already in place; ties go to the rank with the fewest
-// tasks in flight, so tasks without inputs spread out.
-class Locality final : public PlacementPolicy {
+// A value per rank (heft: its earliest free CPU slot; locality: its tasks
+// in flight) in a tree of minima over rank ranges, so that a policy finds
+// the least loaded ranks without visiting every rank: an update and a
+// search cost O(log ranks).
+class RankMinima {
  public:
-  explicit Locality(int ranks)
-      : in_flight_(static_cast<size_t>(ranks), 0), bytes_(in_flight_.size()) {}
-  const char* name() const override { return scheduler_name(Scheduler::locality); }
-  int place(const PlacementRequest& request) override {
-    std::fill(bytes_.begin(), bytes_.end(), 0);
-    for (size_t i = 0; i < request.num_inputs; ++i) {
-      const data::VersionInfo& v = *request.inputs[i].version;
-      for (int holder : v.holders) bytes_[static_cast<size_t>(holder)] += v.bytes + 1;
-    }
-    size_t best = 0;
-    for (size_t r = 1; r < bytes_.size(); ++r) {
-      if (bytes_[r] > bytes_[best] ||
-          (bytes_[r] == bytes_[best] && in_flight_[r] < in_flight_[best]))
-        best = r;
-    }
-    return static_cast<int>(best);
-  }
-  void placed(const PlacementRequest&, int rank) override {
-    in_flight_[static_cast<size_t>(rank)] += 1;
-  }
-  void completed(int rank) override { in_flight_[static_cast<size_t>(rank)] -= 1; }
-
- private:
-  std::vector<int64_t> in_flight_;
-  std::vector<size_t> bytes_;
-};
-
-// The earliest free CPU slot of each rank, in a tree of minima over rank
-// ranges, so that heft finds the least loaded ranks without visiting every
-// rank: an update and a search cost O(log ranks).
-class EarliestSlots {
- public:
-  explicit EarliestSlots(size_t ranks) : leaves_(std::bit_ceil(std::max<size_t>(ranks, 1))) {
+  explicit RankMinima(size_t ranks) : leaves_(std::bit_ceil(std::max<size_t>(ranks, 1))) {
     nodes_.assign(2 * leaves_, std::numeric_limits<double>::infinity());
     for (size_t r = 0; r < ranks; ++r) set(r, 0.0);
   }
-  void set(size_t rank, double earliest) {
+  void set(size_t rank, double value) {
     size_t node = leaves_ + rank;
-    nodes_[node] = earliest;
+    nodes_[node] = value;
     for (node /= 2; node >= 1; node /= 2)
       nodes_[node] = std::min(nodes_[2 * node], nodes_[2 * node + 1]);
   }
-  double earliest() const { return nodes_[1]; }
-  // The lowest rank >= `from` whose earliest slot `fits` (a predicate that,
-  // true of a slot time, is true of every earlier one), or -1.
+  double minimum() const { return nodes_[1]; }
+  // The lowest rank >= `from` whose value `fits` (a predicate that, true of
+  // a value, is true of every smaller one), or -1.
   template <typename Fits>
   int64_t first(size_t from, const Fits& fits) const {
     return first_in(1, 0, leaves_, from, fits);
@@ -91,6 +61,59 @@ class EarliestSlots {
   }
   size_t leaves_;
   std::vector<double> nodes_;  // nodes_[1] is the root; leaves from nodes_[leaves_]
+};
+
+// Most input bytes already in place; ties go to the rank with the fewest
+// tasks in flight, then to the lowest rank, so tasks without inputs spread
+// out. Only the ranks holding an input can hold most bytes; without inputs,
+// the tree of tasks in flight finds the least loaded rank (O(log ranks)).
+class Locality final : public PlacementPolicy {
+ public:
+  explicit Locality(int ranks)
+      : in_flight_(static_cast<size_t>(ranks), 0), fewest_(in_flight_.size()) {}
+  const char* name() const override { return scheduler_name(Scheduler::locality); }
+  int place(const PlacementRequest& request) override {
+    held_.clear();
+    for (size_t i = 0; i < request.num_inputs; ++i) {
+      const data::VersionInfo& v = *request.inputs[i].version;
+      for (int holder : v.holders) {
+        if (holder < 0 || static_cast<size_t>(holder) >= in_flight_.size()) continue;
+        auto it = std::find_if(held_.begin(), held_.end(),
+                               [holder](const Held& h) { return h.rank == holder; });
+        if (it == held_.end()) it = held_.insert(held_.end(), Held{holder, 0});
+        it->bytes += v.bytes + 1;
+      }
+    }
+    if (held_.empty()) {
+      const double fewest = fewest_.minimum();
+      return static_cast<int>(fewest_.first(0, [fewest](double n) { return n <= fewest; }));
+    }
+    const Held* best = &held_.front();
+    for (const Held& h : held_) {
+      const int64_t mine = in_flight_[static_cast<size_t>(h.rank)];
+      const int64_t theirs = in_flight_[static_cast<size_t>(best->rank)];
+      if (h.bytes > best->bytes ||
+          (h.bytes == best->bytes && (mine < theirs || (mine == theirs && h.rank < best->rank))))
+        best = &h;
+    }
+    return best->rank;
+  }
+  void placed(const PlacementRequest&, int rank) override { count(rank, +1); }
+  void completed(int rank) override { count(rank, -1); }
+
+ private:
+  struct Held {
+    int rank;
+    size_t bytes;  // its input bytes, plus one per input (a zero-byte input counts too)
+  };
+  void count(int rank, int64_t change) {
+    int64_t& n = in_flight_[static_cast<size_t>(rank)];
+    n += change;
+    fewest_.set(static_cast<size_t>(rank), static_cast<double>(n));
+  }
+  std::vector<int64_t> in_flight_;
+  RankMinima fewest_;       // of in_flight_
+  std::vector<Held> held_;  // of the task being placed: ranks holding an input
 };
 
 // Heterogeneous Earliest Finish Time, applied as tasks arrive (a window of
@@ -280,7 +303,7 @@ class Heft final : public PlacementPolicy {
     // No rank holding no input finishes before the earliest slot of all
     // allows; where only holders have that slot, one of them finishes no
     // later than any other rank (its inputs are there no later).
-    double best = finish_remote(earliest_.earliest());
+    double best = finish_remote(earliest_.minimum());
     if (held.rank >= 0) best = std::min(best, held.finish);
     const auto fits = [&](double slot) { return finish_remote(slot) <= best; };
     int64_t other = earliest_.first(0, fits);
@@ -315,7 +338,7 @@ class Heft final : public PlacementPolicy {
   static constexpr size_t kScanRanks = 8;
   std::vector<Rank> ranks_;
   const bool scans_;          // ranks_.size() <= kScanRanks: earliest_ unused
-  EarliestSlots earliest_;    // of ranks_' CPU slots
+  RankMinima earliest_;       // of ranks_' CPU slots
   std::vector<int> holders_;  // of the task being placed: ranks holding an input
   bool any_devices_ = false;
   // Tasks placed on devices per function, up to kCalibrationTasks.

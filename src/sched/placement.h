@@ -10,8 +10,9 @@
 //                a function's first few such tasks go to devices, to measure
 //                them there (calibration). A function not measured yet is
 //                assumed to work through its input bytes at 1 GB/s
-//                (estimated_task_seconds). Without devices, a task's CPU
-//                placement costs O(log ranks), not O(ranks): see Heft.
+//                (estimated_task_seconds).
+// Without devices, a task's placement by locality or heft costs O(log ranks)
+// plus its inputs' holders, not O(ranks) (placement.cpp, RankMinima).
 // An explicit rank hint in TaskOptions overrides every policy; a device hint
 // restricts heft to that device (or to the CPUs).
 #pragma once

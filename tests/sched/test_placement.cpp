@@ -561,6 +561,47 @@ TEST(Placement, HeftChoosesAsAScanOfEveryRank) {
   }
 }
 
+// Locality looks only at the ranks holding an input, and finds the least
+// loaded rank through a tree: it must choose what a scan of every rank
+// (most input bytes, then fewest tasks in flight, then the lowest rank) would.
+TEST(Placement, LocalityChoosesAsAScanOfEveryRank) {
+  Draws draws(20261201);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int ranks = trial < 20 ? draws.uniform(1, 8) : draws.uniform(9, 200);
+    CostModel costs(1e-6, 1e9);
+    auto locality = make_policy("locality", ranks, 1, costs);
+    std::vector<int64_t> in_flight(static_cast<size_t>(ranks), 0);
+    std::deque<int> running;
+    for (int task = 0; task < 300; ++task) {
+      std::vector<VersionInfo> versions(static_cast<size_t>(draws.uniform(0, 3)));
+      for (VersionInfo& v : versions) {
+        v = version(static_cast<size_t>(draws.uniform(0, 2)), {draws.uniform(0, ranks - 1)});
+        if (draws.uniform(0, 1)) v.holders.push_back(draws.uniform(0, ranks - 1));
+      }
+      std::vector<const VersionInfo*> pointers;
+      for (const VersionInfo& v : versions) pointers.push_back(&v);
+      const Request request(pointers);
+      std::vector<size_t> bytes(static_cast<size_t>(ranks), 0);
+      for (const VersionInfo& v : versions)
+        for (int holder : v.holders) bytes[static_cast<size_t>(holder)] += v.bytes + 1;
+      size_t best = 0;
+      for (size_t r = 1; r < bytes.size(); ++r)
+        if (bytes[r] > bytes[best] || (bytes[r] == bytes[best] && in_flight[r] < in_flight[best]))
+          best = r;
+      const int rank = schedule(*locality, request.request);
+      ASSERT_EQ(rank, static_cast<int>(best))
+          << "trial " << trial << " (" << ranks << " ranks), task " << task;
+      in_flight[best] += 1;
+      running.push_back(rank);
+      while (!running.empty() && draws.uniform(0, 2) == 0) {  // some finish, oldest first
+        locality->completed(running.front());
+        in_flight[static_cast<size_t>(running.front())] -= 1;
+        running.pop_front();
+      }
+    }
+  }
+}
+
 TEST(Placement, EveryPolicyPlacesWithinTheRanks) {
   Draws draws(20240611);
   for (int trial = 0; trial < 60; ++trial) {
