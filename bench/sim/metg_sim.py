@@ -11,7 +11,9 @@ taskgrid_metg.analysis.compute_metg. A simulated run is deterministic: one repet
               [--out results.json]
 
 Each run's wall time is recorded; a size whose sweep would exceed --budget seconds of
-wall time is reported as such, not dropped.
+wall time is reported as such, not dropped. Where every run costs minutes (hundreds of
+simulated nodes), --search bracket --start-exp E runs only from E to the first pair of
+exponents around 50% efficiency: two or three runs when E is near the answer.
 """
 
 from __future__ import annotations
@@ -57,36 +59,70 @@ def run_once(args, system: str, nodes: int, cores: int, iterations: int) -> dict
             "flops": numbers["Total FLOPs"], "elapsed": numbers["Elapsed Time"], "wall": wall}
 
 
-def sweep(args, system: str, nodes: int) -> dict:
+def exponents_to_run(search: str, start: int, low: int, high: int):
+    """The -iter exponents a sweep runs, as a generator that is told each point's efficiency
+    (send it True when the point reached 50%, False otherwise).
+
+    sweep: from `high` down to `low`, until two points in a row miss 50% (the METG tool's way).
+    bracket: from `start`, down while points reach 50% or up while they miss it, until the
+    first pair of neighbouring exponents with one point on each side: two or three runs
+    where the start is near the answer, for sizes whose every run costs minutes."""
+    if search == "sweep":
+        below = 0
+        for exponent in range(high, low - 1, -1):
+            reached = yield exponent
+            below = 0 if reached else below + 1
+            if below >= 2:
+                return
+        return
+    exponent = min(max(start, low), high)
+    reached = yield exponent
+    step = -1 if reached else 1
+    while low <= exponent + step <= high:
+        exponent += step
+        now = yield exponent
+        if now != reached:
+            return
+
+
+def sweep(args, system: str, nodes: int, run=None) -> dict:
+    """One system's METG at one size: its runs, their wall time, the METG or why not.
+    `run(args, system, nodes, cores, iterations)` is run_once (a stand-in in tests)."""
+    run = run or run_once
     speed = float(platform_value(args.platform, "core_speed"))
     cores = args.cores_per_node or int(platform_value(args.platform, "cores_per_node"))
     total_cores = nodes * cores
     points, runs, wall = [], [], 0.0
-    below = 0
-    for exponent in range(args.max_exp, args.min_exp - 1, -1):
+    start = args.max_exp if args.start_exp is None else args.start_exp
+    exponents = exponents_to_run(args.search, start, args.min_exp, args.max_exp)
+    reached = None
+    while True:
+        try:
+            exponent = next(exponents) if reached is None else exponents.send(reached)
+        except StopIteration:
+            break
         if wall > args.budget:
             return {"system": system, "nodes": nodes, "cores_per_node": cores, "runs": runs,
                     "wall": wall, "metg_us": None,
                     "reason": f"over the wall-time budget of {args.budget:.0f} s"}
-        run = run_once(args, system, nodes, cores, 2 ** exponent)
-        if run is None:
+        one = run(args, system, nodes, cores, 2 ** exponent)
+        if one is None:
             return {"system": system, "nodes": nodes, "cores_per_node": cores, "runs": runs,
                     "wall": wall + args.budget, "metg_us": None,
                     "reason": f"one run over the wall-time budget of {args.budget:.0f} s"}
-        wall += run["wall"]
-        granularity = run["elapsed"] * total_cores / run["tasks"] * 1e6  # us
-        efficiency = run["flops"] / (run["elapsed"] * total_cores * speed)
-        run.update(granularity_us=granularity, efficiency=efficiency)
-        runs.append(run)
+        wall += one["wall"]
+        granularity = one["elapsed"] * total_cores / one["tasks"] * 1e6  # us
+        efficiency = one["flops"] / (one["elapsed"] * total_cores * speed)
+        one.update(granularity_us=granularity, efficiency=efficiency)
+        runs.append(one)
         points.append(Point(2 ** exponent, granularity, efficiency))
         print(f"  {system:14s} {nodes:5d} nodes iter 2^{exponent:<2d}: {granularity:10.3f} us "
-              f"{efficiency:6.1%} ({run['wall']:.1f} s wall)", file=sys.stderr, flush=True)
-        below = below + 1 if efficiency < 0.5 else 0
-        if below >= 2:
-            break
+              f"{efficiency:6.1%} ({one['wall']:.1f} s wall)", file=sys.stderr, flush=True)
+        reached = efficiency >= 0.5
     result = compute_metg(points)
     return {"system": system, "nodes": nodes, "cores_per_node": cores, "runs": runs,
-            "wall": wall, "metg_us": result.value, "reason": result.reason}
+            "wall": wall, "metg_us": result.value, "reason": result.reason,
+            "search": args.search}
 
 
 def main(argv: list[str]) -> int:
@@ -102,6 +138,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--min-exp", type=int, default=4)
     parser.add_argument("--max-exp", type=int, default=16)
+    parser.add_argument("--search", choices=("sweep", "bracket"), default="sweep",
+                        help="sweep: every power of two from --max-exp down, until two miss "
+                             "50%%; bracket: from --start-exp to the first pair around 50%%")
+    parser.add_argument("--start-exp", type=int,
+                        help="bracket: the first exponent (default --max-exp)")
     parser.add_argument("--budget", type=float, default=600,
                         help="wall seconds for one system's sweep at one size (default 600)")
     parser.add_argument("--build-dir", type=Path, default=HERE.parent.parent / "build")
